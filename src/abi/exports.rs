@@ -1,0 +1,267 @@
+//! The ten exported functions. Each one catches panics ([`super::guard`]),
+//! validates every pointer it is given, and reports errors as a
+//! [`RustError`] whose message names the function and the argument.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::types::{fr_t, groth16_proof, CAssignment, RustError, SRS};
+use super::{guard, guard_err};
+use crate::error::{Error, Result};
+use crate::pipeline::{self, Pending};
+use crate::srs::{self, Srs};
+
+/// Borrows the `Srs` behind a handle.
+///
+/// # Safety
+/// `srs` is NULL or points to an `SRS` produced by `create_SRS`/`clone_SRS`
+/// and not yet dropped.
+pub(crate) unsafe fn srs_ref<'a>(func: &str, srs: *const SRS) -> Result<&'a Srs> {
+    if srs.is_null() {
+        return Err(Error::invalid(format!("{func}: srs is NULL")));
+    }
+    // SAFETY: non-NULL and valid by the caller's contract.
+    let ptr = unsafe { (*srs).ptr };
+    if ptr.is_null() {
+        return Err(Error::invalid(format!("{func}: srs is an empty handle (ptr is NULL; dropped or never created)")));
+    }
+    // SAFETY: `ptr` came from `Arc::into_raw` and the caller holds a reference.
+    Ok(unsafe { &*(ptr as *const Srs) })
+}
+
+/// Loads (or fetches from the cache) a params file.
+///
+/// C: `RustError create_SRS(SRS* ret, const char* params_path, bool cache);`
+///
+/// `params_path` is a NUL-terminated path (UTF-8 not required). On success
+/// `*ret` holds one reference, released with `drop_SRS`. `cache = true` shares
+/// one loaded key per path through an LRU cache of 4 entries; `cache = false`
+/// always loads. Errors: `EINVAL` (NULL argument, malformed file: the message
+/// names the file, section and byte offset), `ENOENT` (missing file), other
+/// errno values for unreadable files. `*ret` is left untouched on error.
+///
+/// # Safety
+/// `ret` must be writable; `params_path` a valid C string.
+#[no_mangle]
+pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, cache: bool) -> RustError {
+    guard_err("create_SRS", || {
+        if ret.is_null() {
+            return Err(Error::invalid("create_SRS: ret is NULL"));
+        }
+        if params_path.is_null() {
+            return Err(Error::invalid("create_SRS: params_path is NULL"));
+        }
+        // SAFETY: non-NULL C string by contract.
+        let bytes = unsafe { CStr::from_ptr(params_path) }.to_bytes();
+        let path = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
+        let srs = srs::open(path, cache)?;
+        // SAFETY: `ret` is non-NULL and writable by contract.
+        unsafe { ret.write(SRS { ptr: Arc::into_raw(srs) as *const c_void }) };
+        Ok(())
+    })
+}
+
+/// Removes the cache entry for this handle's path (no-op when not cached or
+/// NULL). Existing handles stay valid.
+///
+/// C: `void evict_SRS(const SRS* srs);`
+///
+/// # Safety
+/// `srs` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn evict_SRS(srs: *const SRS) {
+    guard("evict_SRS", |_| (), || {
+        // SAFETY: forwarded contract.
+        if let Ok(s) = unsafe { srs_ref("evict_SRS", srs) } {
+            srs::evict(s);
+        }
+    })
+}
+
+/// Releases one reference and empties the handle (`ptr = NULL`), so a second
+/// `drop_SRS` on the same handle is a no-op. NULL is ignored.
+///
+/// C: `void drop_SRS(SRS* srs);`
+///
+/// # Safety
+/// `srs` is NULL or a handle from `create_SRS`/`clone_SRS`.
+#[no_mangle]
+pub unsafe extern "C" fn drop_SRS(srs: *mut SRS) {
+    guard("drop_SRS", |_| (), || {
+        if srs.is_null() {
+            return;
+        }
+        // SAFETY: non-NULL by check, valid by contract.
+        let h = unsafe { &mut *srs };
+        if !h.ptr.is_null() {
+            // SAFETY: `ptr` came from `Arc::into_raw` and this handle owns one count.
+            drop(unsafe { Arc::from_raw(h.ptr as *const Srs) });
+            h.ptr = std::ptr::null();
+        }
+    })
+}
+
+/// Returns a new handle holding one more reference (an empty handle for NULL
+/// or an empty input).
+///
+/// C: `SRS clone_SRS(const SRS* srs);`
+///
+/// # Safety
+/// `srs` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clone_SRS(srs: *const SRS) -> SRS {
+    guard("clone_SRS", |_| SRS::default(), || {
+        if srs.is_null() {
+            return SRS::default();
+        }
+        // SAFETY: non-NULL, valid by contract.
+        let ptr = unsafe { (*srs).ptr };
+        if !ptr.is_null() {
+            // SAFETY: `ptr` came from `Arc::into_raw` and is alive.
+            unsafe { Arc::increment_strong_count(ptr as *const Srs) };
+        }
+        SRS { ptr }
+    })
+}
+
+/// Creates a lock handle (a memory lock and a compute lock for one GPU,
+/// DESIGN §5). Free it with `destroy_gpu_mutex` once no call uses it.
+///
+/// C: `void* create_gpu_mutex(void);`
+#[no_mangle]
+pub extern "C" fn create_gpu_mutex() -> *mut c_void {
+    guard("create_gpu_mutex", |_| std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(crate::locks::LockHandle::new())) as *mut c_void
+    })
+}
+
+/// Frees a lock handle. NULL is ignored. Destroying a handle while a call
+/// holds it is a caller error (undefined, as in the reference); other handles
+/// are never affected.
+///
+/// C: `void destroy_gpu_mutex(void* handle);`
+///
+/// # Safety
+/// `handle` is NULL or came from `create_gpu_mutex` and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn destroy_gpu_mutex(handle: *mut c_void) {
+    guard("destroy_gpu_mutex", |_| (), || {
+        if handle.is_null() {
+            return;
+        }
+        // SAFETY: came from Box::into_raw in create_gpu_mutex, by contract.
+        let mut b = unsafe { Box::from_raw(handle as *mut crate::locks::LockHandle) };
+        b.invalidate();
+    })
+}
+
+/// Proves `num_circuits` circuits and writes one proof per circuit.
+///
+/// C: `RustError generate_groth16_proofs_c(const Assignment provers[], size_t
+/// num_circuits, const fr_t r_s[], const fr_t s_s[], groth16_proof proofs[],
+/// const SRS* srs, void* gpu_mtx, int gpu_index);`
+///
+/// The caller's buffers are only read, and only during the call. `r_s`,
+/// `s_s` and `proofs` must hold `num_circuits` elements: their length cannot
+/// be checked. `gpu_mtx` NULL selects the default lock of the device;
+/// `gpu_index` ≥ 0 pins the device, −1 lets the library choose. On success
+/// every `proofs[i]` is written; on error none is. Errors: `EINVAL` (any
+/// validation failure: the message names the argument, expected vs got),
+/// `ENODEV` (GPU backend demanded, none usable), `EFAULT` (internal panic).
+///
+/// # Safety
+/// All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
+#[no_mangle]
+pub unsafe extern "C" fn generate_groth16_proofs_c(
+    provers: *const CAssignment,
+    num_circuits: usize,
+    r_s: *const fr_t,
+    s_s: *const fr_t,
+    proofs: *mut groth16_proof,
+    srs: *const SRS,
+    gpu_mtx: *mut c_void,
+    gpu_index: c_int,
+) -> RustError {
+    guard_err("generate_groth16_proofs_c", || {
+        if proofs.is_null() {
+            return Err(Error::invalid("generate_groth16_proofs_c: proofs is NULL"));
+        }
+        // SAFETY: forwarded contract.
+        let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
+        // SAFETY: `proofs` is non-NULL and holds num_circuits elements by contract.
+        unsafe { pending.finish(proofs) }
+    })
+}
+
+/// Split form, part 1: validates, runs the device (or CPU) work and returns a
+/// pending handle in `*pending_out`. The handle owns every value it needs
+/// later; the caller's buffers are not read after this returns.
+///
+/// C: `RustError generate_groth16_proofs_start_c(const Assignment provers[],
+/// size_t num_circuits, const fr_t r_s[], const fr_t s_s[], const SRS* srs,
+/// void* gpu_mtx, int gpu_index, void** pending_out);`
+///
+/// Errors as `generate_groth16_proofs_c`, plus `EINVAL` for a NULL
+/// `pending_out`; on error `*pending_out` is set to NULL (when writable).
+///
+/// # Safety
+/// As `generate_groth16_proofs_c`; `pending_out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn generate_groth16_proofs_start_c(
+    provers: *const CAssignment,
+    num_circuits: usize,
+    r_s: *const fr_t,
+    s_s: *const fr_t,
+    srs: *const SRS,
+    gpu_mtx: *mut c_void,
+    gpu_index: c_int,
+    pending_out: *mut *mut c_void,
+) -> RustError {
+    guard_err("generate_groth16_proofs_start_c", || {
+        if pending_out.is_null() {
+            return Err(Error::invalid("generate_groth16_proofs_start_c: pending_out is NULL"));
+        }
+        // SAFETY: non-NULL and writable by contract.
+        unsafe { pending_out.write(std::ptr::null_mut()) };
+        // SAFETY: forwarded contract.
+        let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
+        // SAFETY: as above.
+        unsafe { pending_out.write(pipeline::register(pending)) };
+        Ok(())
+    })
+}
+
+/// Split form, part 2: joins the CPU work, runs the epilogue, writes
+/// `num_circuits` proofs and frees the pending handle (as the reference's
+/// finalize does). A handle that is not live (NULL, already finalized or
+/// destroyed) gives `EINVAL` and touches nothing.
+///
+/// C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
+///
+/// # Safety
+/// `proofs` holds as many elements as the start call had circuits.
+#[no_mangle]
+pub unsafe extern "C" fn finalize_groth16_proof_c(pending: *mut c_void, proofs: *mut groth16_proof) -> RustError {
+    guard_err("finalize_groth16_proof_c", || {
+        if proofs.is_null() {
+            return Err(Error::invalid("finalize_groth16_proof_c: proofs is NULL"));
+        }
+        let p: Box<Pending> = pipeline::unregister(pending).ok_or_else(|| {
+            Error::invalid(format!(
+                "finalize_groth16_proof_c: pending = {pending:p} is not a live pending proof (NULL, finalized or destroyed)"
+            ))
+        })?;
+        // SAFETY: forwarded contract.
+        unsafe { p.finish(proofs) }
+    })
+}
+
+/// Frees a pending handle without finalizing. NULL, and handles already
+/// finalized or destroyed, are ignored.
+///
+/// C: `void destroy_pending_proof(void* pending);`
+#[no_mangle]
+pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
+    guard("destroy_pending_proof", |_| (), || drop(pipeline::unregister(pending)))
+}

@@ -1,0 +1,266 @@
+//! Split-MSM preparation (DESIGN §4, the reference's `prep_msm`), written once
+//! for every backend.
+//!
+//! An aux MSM (L, A-aux or B-aux) has one base per *query position* q: every
+//! aux variable for L, the variables whose density bit is set for A and B.
+//! Real circuits are mostly boolean, so per circuit the positions whose scalar
+//! is exactly 1 are marked in a bitmap and summed by batch addition, and a real
+//! MSM runs only on the *tail*: positions whose scalar is neither 0 nor 1 in
+//! at least one circuit (the union over circuits), compacted. A position in the
+//! tail is never in a bitmap, so each base is counted once. The split is taken
+//! when the tail is at most half the positions; otherwise the plan is a plain
+//! MSM over all positions. Both give the same sum.
+//!
+//! The work runs in parallel over word-aligned chunks of variables (the
+//! reference used one thread per circuit, which made it the critical path).
+
+use blstrs::Scalar;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::assignment::Density;
+
+/// Variables per parallel task (a multiple of 64, so chunks are word aligned
+/// in the density vector).
+const CHUNK_VARS: usize = 1 << 14;
+
+/// Which aux variables feed an MSM, in base order.
+#[derive(Clone, Copy, Debug)]
+pub enum Query<'a> {
+    /// Every aux variable (L).
+    Full { vars: usize },
+    /// Only variables with their bit set (A-aux, B-aux).
+    Dense(Density<'a>),
+}
+
+impl Query<'_> {
+    /// Number of aux variables the query ranges over.
+    pub fn vars(&self) -> usize {
+        match self {
+            Query::Full { vars } => *vars,
+            Query::Dense(d) => d.len,
+        }
+    }
+    /// Number of bases (query positions).
+    pub fn positions(&self) -> usize {
+        match self {
+            Query::Full { vars } => *vars,
+            Query::Dense(d) => d.popcount,
+        }
+    }
+    #[inline]
+    fn selects(&self, j: usize) -> bool {
+        match self {
+            Query::Full { .. } => true,
+            Query::Dense(d) => d.get(j),
+        }
+    }
+}
+
+/// How one aux MSM is computed for every circuit of a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MsmPlan {
+    /// Σ_{q in ones[c]} base[q] + Σ_t tail_scalars[c][t]·base[tail[t]].
+    Split {
+        /// Per circuit: bit q set when the scalar at position q is 1 and q is not in the tail.
+        ones: Vec<Vec<u64>>,
+        /// Positions (base indices) of the tail, ascending.
+        tail: Vec<u32>,
+        /// Per circuit: the scalars at the tail positions.
+        tail_scalars: Vec<Vec<Scalar>>,
+    },
+    /// Σ_q scalars[c][q]·base[q]: the gathered scalars of each circuit.
+    Plain { scalars: Vec<Vec<Scalar>> },
+}
+
+#[inline]
+fn limbs(s: &Scalar) -> [u64; 4] {
+    blst::blst_fr::from(*s).l
+}
+
+const ONE: [u64; 4] = {
+    // Montgomery form of 1 (R mod r), little-endian limbs; checked by a test.
+    [0x0000_0001_ffff_fffe, 0x5884_b7fa_0003_4802, 0x998c_4fef_ecbc_4ff5, 0x1824_b159_acc5_056f]
+};
+
+#[inline]
+fn kind(s: &Scalar) -> u8 {
+    let l = limbs(s);
+    if l == [0; 4] {
+        0
+    } else if l == ONE {
+        1
+    } else {
+        2
+    }
+}
+
+/// Per-chunk counts used to place each chunk's output.
+struct ChunkCounts {
+    positions: usize,
+    tail: usize,
+}
+
+/// Builds the plan for `query` over the aux vectors of all circuits (equal
+/// lengths, `query.vars()` elements each).
+pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
+    let vars = query.vars();
+    let chunks = vars.div_ceil(CHUNK_VARS);
+    let range = |ci: usize| ci * CHUNK_VARS..((ci + 1) * CHUNK_VARS).min(vars);
+    let in_tail = |j: usize| aux.iter().any(|a| kind(&a[j]) == 2);
+
+    // Pass 1: positions and tail size of each chunk.
+    let counts: Vec<ChunkCounts> = (0..chunks)
+        .into_par_iter()
+        .map(|ci| {
+            let (mut positions, mut tail) = (0, 0);
+            for j in range(ci).filter(|&j| query.selects(j)) {
+                positions += 1;
+                tail += in_tail(j) as usize;
+            }
+            ChunkCounts { positions, tail }
+        })
+        .collect();
+    let positions: usize = counts.iter().map(|c| c.positions).sum();
+    let tail_len: usize = counts.iter().map(|c| c.tail).sum();
+    debug_assert_eq!(positions, query.positions());
+    let q_start: Vec<usize> = counts
+        .iter()
+        .scan(0, |acc, c| {
+            let s = *acc;
+            *acc += c.positions;
+            Some(s)
+        })
+        .collect();
+
+    if tail_len * 2 > positions {
+        // Plain path: gather each circuit's scalars in position order.
+        let scalars = aux
+            .par_iter()
+            .map(|a| match query {
+                Query::Full { .. } => a.to_vec(),
+                Query::Dense(_) => (0..vars).filter(|&j| query.selects(j)).map(|j| a[j]).collect(),
+            })
+            .collect();
+        return MsmPlan::Plain { scalars };
+    }
+
+    // Pass 2: bitmaps (atomic words, since a chunk's positions need not be
+    // word aligned) and per-chunk tails, concatenated in order.
+    let words = positions.div_ceil(64);
+    let ones: Vec<Vec<AtomicU64>> = aux.iter().map(|_| (0..words).map(|_| AtomicU64::new(0)).collect()).collect();
+    let parts: Vec<(Vec<u32>, Vec<Vec<Scalar>>)> = (0..chunks)
+        .into_par_iter()
+        .map(|ci| {
+            let mut q = q_start[ci];
+            let mut tail = Vec::with_capacity(counts[ci].tail);
+            let mut tail_scalars: Vec<Vec<Scalar>> = aux.iter().map(|_| Vec::with_capacity(counts[ci].tail)).collect();
+            // Current word and its pending bits per circuit, flushed on word change.
+            let mut word = q / 64;
+            let mut pending = vec![0u64; aux.len()];
+            let flush = |word: usize, pending: &mut [u64]| {
+                for (c, bits) in pending.iter_mut().enumerate() {
+                    if *bits != 0 {
+                        ones[c][word].fetch_or(*bits, Ordering::Relaxed);
+                        *bits = 0;
+                    }
+                }
+            };
+            for j in range(ci).filter(|&j| query.selects(j)) {
+                if q / 64 != word {
+                    flush(word, &mut pending);
+                    word = q / 64;
+                }
+                if in_tail(j) {
+                    tail.push(q as u32);
+                    for (c, a) in aux.iter().enumerate() {
+                        tail_scalars[c].push(a[j]);
+                    }
+                } else {
+                    for (c, a) in aux.iter().enumerate() {
+                        if kind(&a[j]) == 1 {
+                            pending[c] |= 1 << (q % 64);
+                        }
+                    }
+                }
+                q += 1;
+            }
+            if word < words {
+                flush(word, &mut pending);
+            }
+            (tail, tail_scalars)
+        })
+        .collect();
+
+    let mut tail = Vec::with_capacity(tail_len);
+    let mut tail_scalars: Vec<Vec<Scalar>> = aux.iter().map(|_| Vec::with_capacity(tail_len)).collect();
+    for (t, ts) in parts {
+        tail.extend(t);
+        for (dst, src) in tail_scalars.iter_mut().zip(ts) {
+            dst.extend(src);
+        }
+    }
+    let ones = ones.into_iter().map(|v| v.into_iter().map(AtomicU64::into_inner).collect()).collect();
+    MsmPlan::Split { ones, tail, tail_scalars }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+
+    #[test]
+    fn montgomery_one_constant_matches_blstrs() {
+        assert_eq!(limbs(&Scalar::ONE), ONE);
+        assert_eq!(kind(&Scalar::ZERO), 0);
+        assert_eq!(kind(&Scalar::ONE), 1);
+        assert_eq!(kind(&Scalar::from(2u64)), 2);
+    }
+
+    fn bit(words: &[u64], i: usize) -> bool {
+        (words[i / 64] >> (i % 64)) & 1 == 1
+    }
+
+    #[test]
+    fn split_plan_partitions_positions_between_bitmap_and_tail() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let vars = 3 * CHUNK_VARS + 77;
+        let pick = |rng: &mut rand_chacha::ChaCha8Rng| match rng.gen_range(0..10) {
+            0..=4 => Scalar::ZERO,
+            5..=8 => Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
+        };
+        let aux: Vec<Vec<Scalar>> = (0..3).map(|_| (0..vars).map(|_| pick(&mut rng)).collect()).collect();
+        let density: Vec<u64> = (0..vars.div_ceil(64)).map(|_| rng.gen()).collect();
+        let popcount = (0..vars).filter(|&j| bit(&density, j)).count();
+        let refs: Vec<&[Scalar]> = aux.iter().map(|v| v.as_slice()).collect();
+        let query = Query::Dense(Density { words: &density, len: vars, popcount });
+        let MsmPlan::Split { ones, tail, tail_scalars } = prepare(query, &refs) else {
+            panic!("expected the split path for a mostly boolean witness");
+        };
+        let selected: Vec<usize> = (0..vars).filter(|&j| bit(&density, j)).collect();
+        let want_tail: Vec<u32> = (0..popcount)
+            .filter(|&q| refs.iter().any(|a| kind(&a[selected[q]]) == 2))
+            .map(|q| q as u32)
+            .collect();
+        assert_eq!(tail, want_tail);
+        for c in 0..3 {
+            for (q, &j) in selected.iter().enumerate() {
+                let in_tail = want_tail.binary_search(&(q as u32)).is_ok();
+                assert_eq!(bit(&ones[c], q), !in_tail && aux[c][j] == Scalar::ONE, "c {c} q {q}");
+            }
+            let want: Vec<Scalar> = want_tail.iter().map(|&q| aux[c][selected[q as usize]]).collect();
+            assert_eq!(tail_scalars[c], want);
+        }
+    }
+
+    #[test]
+    fn random_witness_takes_the_plain_path_with_gathered_scalars() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(10);
+        let aux: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
+        let plan = prepare(Query::Full { vars: 1000 }, &[&aux]);
+        assert_eq!(plan, MsmPlan::Plain { scalars: vec![aux] });
+    }
+}

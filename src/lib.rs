@@ -1,0 +1,40 @@
+//! A drop-in replacement for supraseal's C2 prover: Groth16 proofs over
+//! BLS12-381 for Filecoin PoRep commit phase 2, behind supraseal-c2's C ABI.
+//!
+//! # The life of a proof
+//! 1. A caller (C, Go via cgo, or Rust through [`generate_groth16_proofs`])
+//!    calls `generate_groth16_proofs_c` ([`abi::exports`]) with one
+//!    `Assignment` per circuit and a params handle from `create_SRS`
+//!    ([`srs`]: parsed, every point checked, cached).
+//! 2. Phase 0, no lock: every pointer and size is validated into a borrowed
+//!    [`assignment::Batch`]; r and s are copied.
+//! 3. Phases 1–2: the lock handle ([`locks`]) is taken (memory, then compute;
+//!    the CPU backend takes only compute) and [`groth16::compute`] runs the
+//!    split-MSM preparation ([`groth16::split`]), the quotient H (NTTs), and
+//!    the MSMs on a [`backend::Backend`] ([`cpu`]).
+//! 4. Phase 3: [`groth16::epilogue`] blinds with r and s and writes the proofs
+//!    ([`pipeline::Pending::finish`]); the split form runs this in `finalize`.
+//!
+//! Layout assumptions (DESIGN §2): a 64-bit little-endian target, where
+//! `usize` is 8 bytes and blst's field types are little-endian u64 limbs.
+
+#![deny(clippy::all, clippy::perf, clippy::correctness)]
+#![allow(clippy::missing_safety_doc)] // every unsafe fn documents its contract in prose
+
+#[cfg(not(all(target_endian = "little", target_pointer_width = "64")))]
+compile_error!("supraseal-c2 supports only 64-bit little-endian targets (the C ABI layout assumes it)");
+
+pub mod abi;
+pub mod api;
+pub mod assignment;
+pub mod backend;
+pub mod cpu;
+pub mod error;
+pub mod groth16;
+pub mod locks;
+pub mod pipeline;
+pub mod srs;
+
+pub use abi::types::{fr_t, groth16_proof, CAssignment, RustError};
+pub use api::{cuda, generate_groth16_proofs, Assignment, SRS};
+pub use error::{Error, Result};

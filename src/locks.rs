@@ -1,0 +1,93 @@
+//! The per-GPU lock handle of DESIGN §5: a memory lock (VRAM allocation and
+//! upload issue) and a compute lock (kernel execution).
+//!
+//! Protocol: a call takes the memory lock, releases it, then takes the compute
+//! lock; it never holds both and always goes memory before compute, so two
+//! calls can never wait on each other in a cycle. With the CPU backend only
+//! the compute lock is taken, around the compute part.
+//!
+//! A handle from `create_gpu_mutex` is shared by any number of threads. NULL
+//! selects a process-wide default handle per device, created on first use and
+//! never freed.
+
+use std::sync::{Mutex, MutexGuard};
+
+/// The two mutexes guarding one GPU (or the CPU backend's compute).
+#[derive(Debug, Default)]
+pub struct GpuLocks {
+    mem: Mutex<()>,
+    compute: Mutex<()>,
+}
+
+/// Magic value stored in handles to catch a stray pointer early (best effort).
+const MAGIC: u64 = 0x5355_5052_4c4f_434b; // "SUPRLOCK"
+
+/// What `create_gpu_mutex` returns a pointer to.
+#[derive(Debug)]
+#[repr(C)]
+pub struct LockHandle {
+    magic: u64,
+    pub locks: GpuLocks,
+}
+
+impl LockHandle {
+    /// A fresh handle (both locks free).
+    pub fn new() -> Self {
+        LockHandle { magic: MAGIC, locks: GpuLocks::default() }
+    }
+
+    /// Whether this looks like a live handle (not a guarantee).
+    pub fn is_valid(&self) -> bool {
+        self.magic == MAGIC
+    }
+
+    /// Called just before the handle is freed, so a later use is caught.
+    pub fn invalidate(&mut self) {
+        self.magic = 0;
+    }
+}
+
+impl Default for LockHandle {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn lock(m: &Mutex<()>) -> MutexGuard<'_, ()> {
+    // A panic while holding the lock poisons it; the guarded state is `()`, so
+    // recovering is always safe.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl GpuLocks {
+    /// Takes the memory lock (phase 1).
+    pub fn mem(&self) -> MutexGuard<'_, ()> {
+        lock(&self.mem)
+    }
+
+    /// Takes the compute lock (phase 2).
+    pub fn compute(&self) -> MutexGuard<'_, ()> {
+        lock(&self.compute)
+    }
+
+    /// Whether the memory lock is free right now (tests and diagnostics).
+    pub fn mem_is_free(&self) -> bool {
+        self.mem.try_lock().is_ok()
+    }
+
+    /// Whether the compute lock is free right now (tests and diagnostics).
+    pub fn compute_is_free(&self) -> bool {
+        self.compute.try_lock().is_ok()
+    }
+}
+
+static DEFAULTS: Mutex<Vec<&'static LockHandle>> = Mutex::new(Vec::new());
+
+/// The process-wide default handle of `device` (what a NULL `gpu_mtx` means).
+pub fn default_handle(device: usize) -> &'static LockHandle {
+    let mut v = DEFAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    while v.len() <= device {
+        v.push(Box::leak(Box::new(LockHandle::new())));
+    }
+    v[device]
+}

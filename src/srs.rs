@@ -1,0 +1,313 @@
+//! The params (SRS) file: parsing, point validation and the handle cache.
+//!
+//! Format (DESIGN §3; bellperson's `Parameters::write`), all integers
+//! big-endian: `alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2`, then
+//! six length-prefixed vectors, each a `u32` count followed by the points:
+//! `ic`, `h`, `l`, `a`, `b_g1` (G1, 96-byte uncompressed encodings) and `b_g2`
+//! (G2, 192-byte uncompressed encodings). `ic` is only length-checked (the
+//! verifier needs it, the prover does not).
+//!
+//! Every length is checked exactly against the file before anything is
+//! allocated, every point is decoded with blst and checked to be on the curve
+//! and in the prime-order subgroup (in parallel with rayon), and the file must
+//! end right after `b_g2`. The file is read through `mmap`, so loading never
+//! holds more than the decoded points (about half the file size) in RAM.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use blst::{
+    blst_p1_affine, blst_p1_affine_in_g1, blst_p1_deserialize, blst_p2_affine,
+    blst_p2_affine_in_g2, blst_p2_deserialize, BLST_ERROR,
+};
+use blstrs::{G1Affine, G2Affine};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+
+/// Bytes of one uncompressed G1 point in the file.
+pub const G1_BYTES: usize = 96;
+/// Bytes of one uncompressed G2 point in the file.
+pub const G2_BYTES: usize = 192;
+
+/// The proving key: the verifying-key points the epilogue needs and the five
+/// query vectors, all decoded to affine points in Montgomery form.
+pub struct Srs {
+    /// The file this key was read from (as given to [`Srs::load`]).
+    pub path: PathBuf,
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    /// `n - 1` points for the quotient polynomial H (n = domain size).
+    pub h: Vec<G1Affine>,
+    /// One point per aux variable.
+    pub l: Vec<G1Affine>,
+    /// Inputs first (all of them), then aux variables with the A-density bit set.
+    pub a: Vec<G1Affine>,
+    /// Inputs with the B-input-density bit, then aux with the B-aux-density bit.
+    pub b_g1: Vec<G1Affine>,
+    /// Same selection as `b_g1`, in G2.
+    pub b_g2: Vec<G2Affine>,
+}
+
+impl std::fmt::Debug for Srs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Srs")
+            .field("path", &self.path)
+            .field("h", &self.h.len())
+            .field("l", &self.l.len())
+            .field("a", &self.a.len())
+            .field("b_g1", &self.b_g1.len())
+            .field("b_g2", &self.b_g2.len())
+            .finish()
+    }
+}
+
+impl Srs {
+    /// log2 of the evaluation domain: `k = ceil(log2(h.len() + 1))`.
+    pub fn lg_domain_size(&self) -> u32 {
+        (self.h.len() + 1).next_power_of_two().trailing_zeros()
+    }
+
+    /// Domain size `n = 2^k` (element count).
+    pub fn domain_size(&self) -> usize {
+        1usize << self.lg_domain_size()
+    }
+
+    /// Reads and validates a params file.
+    ///
+    /// Errors: `ENOENT` (missing), the OS errno or `EIO` (unreadable, a
+    /// directory), `EINVAL` (any malformed section or point; the message names
+    /// the file, the section and the byte offset).
+    pub fn load(path: &Path) -> Result<Srs> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open params file", &e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, "stat params file", &e))?;
+        if !meta.is_file() {
+            return Err(Error::invalid(format!("{}: not a regular file", path.display())));
+        }
+        if meta.len() == 0 {
+            return Err(Error::invalid(format!("{}: params file is empty", path.display())));
+        }
+        // SAFETY: the file is opened read-only and the map lives only for this
+        // function; a concurrent truncation by another process would be a
+        // caller error (SIGBUS), as for every mmap-based params reader.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| Error::io(path, "mmap params file", &e))?;
+        Parser { path, bytes: &map, pos: 0 }.parse()
+    }
+}
+
+/// A cursor over the mapped file that produces located errors.
+struct Parser<'a> {
+    path: &'a Path,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn parse(mut self) -> Result<Srs> {
+        let alpha_g1 = self.g1_point("alpha_g1")?;
+        let beta_g1 = self.g1_point("beta_g1")?;
+        let beta_g2 = self.g2_point("beta_g2")?;
+        let _gamma_g2 = self.g2_point("gamma_g2")?;
+        let delta_g1 = self.g1_point("delta_g1")?;
+        let delta_g2 = self.g2_point("delta_g2")?;
+        // ic is length-checked and skipped: only the verifier uses it.
+        self.section("ic", G1_BYTES)?;
+        let h = self.g1_vector("h")?;
+        let l = self.g1_vector("l")?;
+        let a = self.g1_vector("a")?;
+        let b_g1 = self.g1_vector("b_g1")?;
+        let b_g2 = self.g2_vector("b_g2")?;
+        if self.pos != self.bytes.len() {
+            return Err(self.err(
+                "end of file",
+                self.pos,
+                format!("{} unexpected trailing bytes after b_g2", self.bytes.len() - self.pos),
+            ));
+        }
+        if h.is_empty() {
+            return Err(self.err("h", 0, "the h section is empty (no evaluation domain)".into()));
+        }
+        Ok(Srs { path: self.path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
+    }
+
+    fn err(&self, section: &str, offset: usize, what: String) -> Error {
+        Error::invalid(format!("{}: section {section} at byte offset {offset}: {what}", self.path.display()))
+    }
+
+    /// Takes `len` bytes or reports truncation inside `section`.
+    fn take(&mut self, section: &str, len: usize) -> Result<&[u8]> {
+        let left = self.bytes.len() - self.pos;
+        if len > left {
+            return Err(self.err(
+                section,
+                self.pos,
+                format!("file truncated: needs {len} bytes, only {left} left"),
+            ));
+        }
+        let out = &self.bytes[self.pos..self.pos + len];
+        self.pos += len;
+        Ok(out)
+    }
+
+    /// Reads a `u32` count and returns the section's point bytes, checked
+    /// against the file length before any allocation.
+    fn section(&mut self, section: &str, point_bytes: usize) -> Result<Section<'_>> {
+        let count_at = self.pos;
+        let raw = self.take(section, 4)?;
+        let count = u32::from_be_bytes(raw.try_into().expect("4 bytes")) as usize;
+        let need = count * point_bytes; // at most 2^32 * 192, no overflow on 64-bit
+        let left = self.bytes.len() - self.pos;
+        if need > left {
+            return Err(self.err(
+                section,
+                count_at,
+                format!("count {count} needs {need} bytes of points, only {left} left in the file"),
+            ));
+        }
+        let start = self.pos;
+        self.pos += need;
+        Ok(Section { bytes: &self.bytes[start..start + need], start })
+    }
+
+    fn g1_point(&mut self, section: &str) -> Result<G1Affine> {
+        let at = self.pos;
+        let bytes = self.take(section, G1_BYTES)?;
+        decode_g1(bytes).map_err(|why| self.err(section, at, why))
+    }
+
+    fn g2_point(&mut self, section: &str) -> Result<G2Affine> {
+        let at = self.pos;
+        let bytes = self.take(section, G2_BYTES)?;
+        decode_g2(bytes).map_err(|why| self.err(section, at, why))
+    }
+
+    fn g1_vector(&mut self, section: &str) -> Result<Vec<G1Affine>> {
+        let s = self.section(section, G1_BYTES)?;
+        let (bytes, start) = (s.bytes, s.start);
+        let out: std::result::Result<Vec<_>, (usize, String)> = bytes
+            .par_chunks_exact(G1_BYTES)
+            .enumerate()
+            .map(|(i, p)| decode_g1(p).map_err(|why| (i, why)))
+            .collect();
+        out.map_err(|(i, why)| self.err(section, start + i * G1_BYTES, format!("point {i}: {why}")))
+    }
+
+    fn g2_vector(&mut self, section: &str) -> Result<Vec<G2Affine>> {
+        let s = self.section(section, G2_BYTES)?;
+        let (bytes, start) = (s.bytes, s.start);
+        let out: std::result::Result<Vec<_>, (usize, String)> = bytes
+            .par_chunks_exact(G2_BYTES)
+            .enumerate()
+            .map(|(i, p)| decode_g2(p).map_err(|why| (i, why)))
+            .collect();
+        out.map_err(|(i, why)| self.err(section, start + i * G2_BYTES, format!("point {i}: {why}")))
+    }
+}
+
+/// The point bytes of one vector section and their offset in the file.
+struct Section<'a> {
+    bytes: &'a [u8],
+    start: usize,
+}
+
+fn blst_reason(e: BLST_ERROR) -> String {
+    match e {
+        BLST_ERROR::BLST_BAD_ENCODING => "bad encoding (compression/infinity flag bits or a coordinate not below p)".into(),
+        BLST_ERROR::BLST_POINT_NOT_ON_CURVE => "point is not on the curve".into(),
+        other => format!("cannot decode point ({other:?})"),
+    }
+}
+
+/// Decodes one 96-byte uncompressed G1 point and checks curve and subgroup.
+pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
+    let mut p = blst_p1_affine::default();
+    // SAFETY: `bytes` holds exactly G1_BYTES bytes (callers slice it so) and
+    // `p` is a valid output location.
+    let rc = unsafe { blst_p1_deserialize(&mut p, bytes.as_ptr()) };
+    if rc != BLST_ERROR::BLST_SUCCESS {
+        return Err(blst_reason(rc));
+    }
+    // SAFETY: `p` is an initialised affine point.
+    if !unsafe { blst_p1_affine_in_g1(&p) } {
+        return Err("point is not in the prime-order subgroup".into());
+    }
+    // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine.
+    Ok(unsafe { std::mem::transmute::<blst_p1_affine, G1Affine>(p) })
+}
+
+/// Decodes one 192-byte uncompressed G2 point and checks curve and subgroup.
+pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
+    let mut p = blst_p2_affine::default();
+    // SAFETY: `bytes` holds exactly G2_BYTES bytes; `p` is a valid output.
+    let rc = unsafe { blst_p2_deserialize(&mut p, bytes.as_ptr()) };
+    if rc != BLST_ERROR::BLST_SUCCESS {
+        return Err(blst_reason(rc));
+    }
+    // SAFETY: `p` is an initialised affine point.
+    if !unsafe { blst_p2_affine_in_g2(&p) } {
+        return Err("point is not in the prime-order subgroup".into());
+    }
+    // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine.
+    Ok(unsafe { std::mem::transmute::<blst_p2_affine, G2Affine>(p) })
+}
+
+/// How many loaded keys the cache keeps (the reference keeps 4).
+pub const CACHE_CAPACITY: usize = 4;
+
+/// Most recently used first.
+static CACHE: Mutex<Vec<(PathBuf, Arc<Srs>)>> = Mutex::new(Vec::new());
+
+fn cache_key(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Returns the key for `path`: from the LRU cache when `cache` is true (loading
+/// and inserting it on a miss), freshly loaded otherwise. Errors as [`Srs::load`].
+pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
+    if !cache {
+        return Ok(Arc::new(Srs::load(path)?));
+    }
+    let key = cache_key(path);
+    if let Some(hit) = lookup(&key) {
+        return Ok(hit);
+    }
+    // Load outside the lock: a 47 GB file takes minutes and other paths must
+    // stay usable meanwhile. If two threads race, the first insert wins.
+    let loaded = Arc::new(Srs::load(path)?);
+    let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(i) = entries.iter().position(|(k, _)| *k == key) {
+        let hit = entries.remove(i);
+        let srs = hit.1.clone();
+        entries.insert(0, hit);
+        return Ok(srs);
+    }
+    entries.insert(0, (key, loaded.clone()));
+    entries.truncate(CACHE_CAPACITY);
+    Ok(loaded)
+}
+
+fn lookup(key: &Path) -> Option<Arc<Srs>> {
+    let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let i = entries.iter().position(|(k, _)| k == key)?;
+    let hit = entries.remove(i);
+    let srs = hit.1.clone();
+    entries.insert(0, hit);
+    Some(srs)
+}
+
+/// Drops the cache entry for `srs`'s path, if any. Handles already given out
+/// stay valid (they are reference counted).
+pub fn evict(srs: &Srs) {
+    let key = cache_key(&srs.path);
+    let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    entries.retain(|(k, _)| *k != key);
+}
+
+/// Number of entries currently cached (for tests and diagnostics).
+pub fn cached_entries() -> usize {
+    CACHE.lock().unwrap_or_else(|p| p.into_inner()).len()
+}
