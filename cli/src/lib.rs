@@ -1,0 +1,13 @@
+//! The command-line tool's library half, shared with the tests and benches:
+//! a constraint-system collector that produces `Assignment` data
+//! ([`collector`]), the circuits the tool proves ([`circuits`]), bellperson
+//! parameter generation and caching ([`params`]), and the C ABI declared and
+//! called as a foreign caller would ([`ffi`]).
+
+// Link the library so the `extern "C"` declarations in `ffi` resolve to it.
+extern crate supraseal_c2;
+
+pub mod circuits;
+pub mod collector;
+pub mod ffi;
+pub mod params;

@@ -1,1 +1,189 @@
-fn main() {}
+//! `supraseal-c2`: proves real bellperson circuits through the library's C
+//! ABI and verifies every proof with bellperson.
+//!
+//! `supraseal-c2 prove` with no options proves two SHA-256 preimage circuits
+//! of about 2^17 constraints each, generating (and caching) their parameters
+//! with bellperson on first use.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use blstrs::Scalar;
+use clap::{Parser, Subcommand, ValueEnum};
+use ff::Field;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+use supraseal_c2_cli::circuits::{Instance, Kind};
+use supraseal_c2_cli::collector::Witness;
+use supraseal_c2_cli::{ffi, params};
+
+#[derive(Parser)]
+#[command(version, about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Backend {
+    Cpu,
+    Gpu,
+    Auto,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Synthesize circuits, prove them through the C ABI, verify with bellperson.
+    Prove(ProveArgs),
+}
+
+#[derive(clap::Args)]
+struct ProveArgs {
+    /// Circuit to prove.
+    #[arg(long, value_enum, default_value = "sha256")]
+    circuit: Kind,
+    /// Target size: about 2^K constraints per circuit.
+    #[arg(long = "log-constraints", value_name = "K", default_value_t = 17,
+          value_parser = clap::value_parser!(u32).range(8..=27))]
+    log_constraints: u32,
+    /// Circuits per call (one proof each).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    circuits: u64,
+    /// Use this params file instead of the cache. A name of the form
+    /// `<circuit>-k<K>.params` selects the matching circuit; otherwise
+    /// --circuit and --log-constraints must describe it.
+    #[arg(long, value_name = "PATH")]
+    params: Option<PathBuf>,
+    /// Backend (sets SUPRASEAL_C2_BACKEND for the library).
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: Backend,
+    /// Seed for witnesses and r, s (random when omitted).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+}
+
+fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"));
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Circuit and size from a file name `<circuit>-k<K>.params`, if it has that form.
+fn shape_from_name(path: &std::path::Path) -> Option<(Kind, u32)> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".params")?;
+    let (kind, k) = stem.rsplit_once("-k")?;
+    let kind = Kind::from_str(kind, true).ok()?;
+    Some((kind, k.parse().ok()?))
+}
+
+fn prove(args: ProveArgs) -> Result<bool> {
+    let backend = match args.backend {
+        Backend::Cpu => "cpu",
+        Backend::Gpu => "gpu",
+        Backend::Auto => "auto",
+    };
+    // SAFETY (of set_var): single-threaded here, before any library call.
+    std::env::set_var("SUPRASEAL_C2_BACKEND", backend);
+    let seed = args.seed.unwrap_or_else(|| rand::thread_rng().gen());
+    let (kind, k) = match &args.params {
+        Some(p) => shape_from_name(p).unwrap_or((args.circuit, args.log_constraints)),
+        None => (args.circuit, args.log_constraints),
+    };
+    let n = args.circuits as usize;
+    println!("circuit: {} (about 2^{k} constraints), {n} circuit(s) per call, seed {seed}", kind.name());
+
+    let params_path = match args.params {
+        Some(p) => p,
+        None => {
+            let dir = params::cache_dir();
+            let pb = spinner(&format!("parameters for {}-k{k} (generated with bellperson on first use)", kind.name()));
+            let t = Instant::now();
+            let (path, generated) = params::ensure(&dir, kind, k, seed)?;
+            pb.finish_and_clear();
+            if generated {
+                println!("params: generated with bellperson in {} and cached", ms(t.elapsed()));
+            }
+            path
+        }
+    };
+    println!("params: {}", params_path.display());
+
+    let pb = spinner("loading params through create_SRS");
+    let t = Instant::now();
+    let srs = ffi::Params::open(&params_path, true).map_err(|e| anyhow::anyhow!("create_SRS: {e}"))?;
+    let vk = params::read_vk(&params_path)?;
+    pb.finish_and_clear();
+    println!("load: {}", ms(t.elapsed()));
+
+    let pb = spinner("synthesizing witnesses");
+    let t = Instant::now();
+    let shape = Instance::shape(kind, k);
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let instances: Vec<(Instance, Vec<Scalar>)> = (0..n).map(|_| shape.with_random_witness(&mut rng)).collect();
+    let witnesses: Vec<(Witness, Vec<Scalar>)> = instances
+        .into_par_iter()
+        .map(|(inst, inputs)| Witness::synthesize(inst).map(|w| (w, inputs)))
+        .collect::<Result<_, _>>()
+        .context("synthesizing the circuit")?;
+    pb.finish_and_clear();
+    let w0 = &witnesses[0].0;
+    println!(
+        "synthesis: {} ({} constraints, {} inputs, {} aux, domain 2^{})",
+        ms(t.elapsed()),
+        w0.num_constraints(),
+        w0.inputs.len(),
+        w0.aux.len(),
+        w0.num_constraints().next_power_of_two().trailing_zeros()
+    );
+    for (w, inputs) in &witnesses {
+        if w.public_inputs() != inputs.as_slice() {
+            bail!("synthesized public inputs differ from the natively computed ones");
+        }
+    }
+
+    let r: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    let ws: Vec<Witness> = witnesses.iter().map(|(w, _)| w.clone()).collect();
+    let pb = spinner(&format!("proving {n} circuit(s) through generate_groth16_proofs_c"));
+    let t = Instant::now();
+    let proofs = ffi::prove(&srs, &ws, &r, &s, std::ptr::null_mut(), -1);
+    pb.finish_and_clear();
+    let proofs = proofs.map_err(|e| anyhow::anyhow!("generate_groth16_proofs_c: {e}"))?;
+    println!("prove: {} for {n} proof(s) (backend {backend})", ms(t.elapsed()));
+
+    let t = Instant::now();
+    let ok = proofs.iter().zip(&witnesses).filter(|(p, (_, inputs))| ffi::verify(&vk, p, inputs)).count();
+    println!("verify: {}", ms(t.elapsed()));
+    println!("verified {ok}/{n} proofs");
+    Ok(ok == n)
+}
+
+fn main() -> ExitCode {
+    let filter = std::env::var("SUPRASEAL_C2_LOG").unwrap_or_else(|_| "supraseal_c2=info".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Prove(args) => prove(args),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
