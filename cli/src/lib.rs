@@ -10,4 +10,5 @@ extern crate supraseal_c2;
 pub mod circuits;
 pub mod collector;
 pub mod ffi;
+pub mod kit;
 pub mod params;

@@ -1,0 +1,33 @@
+//! Shared test helpers: cached small parameters and fresh randomness.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use blstrs::Scalar;
+use ff::Field;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+use supraseal_c2_cli::circuits::Kind;
+use supraseal_c2_cli::kit::{self, Keys};
+
+/// Where test parameters are cached (inside the build's target dir).
+pub fn params_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("params")
+}
+
+pub fn keys(kind: Kind, k: u32) -> Keys {
+    kit::keys(&params_dir(), kind, k).expect("test parameters")
+}
+
+/// A generator with a fresh seed, printed so a failure can be replayed
+/// with `TEST_SEED=<seed>`.
+pub fn rng() -> ChaCha20Rng {
+    let seed = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| rand::thread_rng().gen());
+    eprintln!("TEST_SEED={seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+pub fn random_scalars(rng: &mut impl Rng, n: usize) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
