@@ -222,8 +222,18 @@ fn blst_reason(e: BLST_ERROR) -> String {
     }
 }
 
+/// blst reads an encoding with the compression flag (top bit) as compressed,
+/// which would silently accept half a point: the file holds only uncompressed ones.
+fn check_uncompressed_flag(bytes: &[u8]) -> std::result::Result<(), String> {
+    if bytes[0] & 0x80 != 0 {
+        return Err("bad encoding: compression flag set in an uncompressed point".into());
+    }
+    Ok(())
+}
+
 /// Decodes one 96-byte uncompressed G1 point and checks curve and subgroup.
 pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
+    check_uncompressed_flag(bytes)?;
     let mut p = blst_p1_affine::default();
     // SAFETY: `bytes` holds exactly G1_BYTES bytes (callers slice it so) and
     // `p` is a valid output location.
@@ -241,6 +251,7 @@ pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
 
 /// Decodes one 192-byte uncompressed G2 point and checks curve and subgroup.
 pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
+    check_uncompressed_flag(bytes)?;
     let mut p = blst_p2_affine::default();
     // SAFETY: `bytes` holds exactly G2_BYTES bytes; `p` is a valid output.
     let rc = unsafe { blst_p2_deserialize(&mut p, bytes.as_ptr()) };

@@ -1,0 +1,193 @@
+//! Every validation rule returns EINVAL with a message naming the argument
+//! and the expected vs actual value; nothing is written on error.
+
+mod common;
+
+use std::ffi::c_void;
+
+use supraseal_c2::{fr_t, groth16_proof, CAssignment};
+use supraseal_c2_cli::circuits::Kind;
+use supraseal_c2_cli::collector::Witness;
+use supraseal_c2_cli::ffi::{self, AbiError, Params, RawSrs};
+use supraseal_c2_cli::kit;
+
+const EINVAL: i32 = libc::EINVAL;
+
+struct Fixture {
+    srs: Params,
+    witnesses: Vec<Witness>,
+    r: Vec<blstrs::Scalar>,
+    s: Vec<blstrs::Scalar>,
+}
+
+fn fixture(n: usize) -> Fixture {
+    let keys = common::keys(Kind::Mimc, 8);
+    let mut rng = common::rng();
+    let witnesses = kit::witnesses(Kind::Mimc, 8, n, &mut rng).unwrap().into_iter().map(|(w, _)| w).collect();
+    let r = common::random_scalars(&mut rng, n);
+    let s = common::random_scalars(&mut rng, n);
+    Fixture { srs: Params::open(&keys.path, true).unwrap(), witnesses, r, s }
+}
+
+/// Calls the ABI with `provers` (possibly edited) and the fixture's r, s, srs.
+fn call(f: &Fixture, provers: &[CAssignment]) -> Result<Vec<groth16_proof>, AbiError> {
+    let mut proofs = vec![groth16_proof::default(); provers.len()];
+    ffi::check(unsafe {
+        ffi::generate_groth16_proofs_c(
+            provers.as_ptr(),
+            provers.len(),
+            f.r.as_ptr() as *const fr_t,
+            f.s.as_ptr() as *const fr_t,
+            proofs.as_mut_ptr(),
+            f.srs.raw(),
+            std::ptr::null_mut(),
+            -1,
+        )
+    })
+    .map(|_| proofs)
+}
+
+#[track_caller]
+fn expect_einval(r: Result<Vec<groth16_proof>, AbiError>, needle: &str) {
+    match r {
+        Ok(_) => panic!("expected EINVAL mentioning {needle:?}, got success"),
+        Err(e) => {
+            assert_eq!(e.code, EINVAL, "code for {needle:?}: {}", e.message);
+            assert!(e.message.contains(needle), "message {:?} should contain {needle:?}", e.message);
+        }
+    }
+}
+
+fn edited(f: &Fixture, edit: impl Fn(&mut Vec<CAssignment>)) -> Result<Vec<groth16_proof>, AbiError> {
+    let mut provers: Vec<CAssignment> = f.witnesses.iter().map(Witness::assignment).collect();
+    edit(&mut provers);
+    call(f, &provers)
+}
+
+#[test]
+fn the_unedited_fixture_proves() {
+    let f = fixture(2);
+    assert!(edited(&f, |_| {}).is_ok());
+}
+
+#[test]
+fn null_pointers_in_the_call_are_rejected() {
+    let f = fixture(1);
+    let provers: Vec<CAssignment> = f.witnesses.iter().map(Witness::assignment).collect();
+    let mut proofs = vec![groth16_proof::default(); 1];
+    let r = f.r.as_ptr() as *const fr_t;
+    let s = f.s.as_ptr() as *const fr_t;
+    let run = |p: *const CAssignment, n: usize, r: *const fr_t, s: *const fr_t, out: *mut groth16_proof, srs: *const RawSrs| {
+        ffi::check(unsafe { ffi::generate_groth16_proofs_c(p, n, r, s, out, srs, std::ptr::null_mut(), -1) })
+            .map(|_| Vec::new())
+    };
+    let out = proofs.as_mut_ptr();
+    expect_einval(run(std::ptr::null(), 1, r, s, out, f.srs.raw()), "provers is NULL");
+    expect_einval(run(provers.as_ptr(), 0, r, s, out, f.srs.raw()), "num_circuits is 0");
+    expect_einval(run(provers.as_ptr(), 1, std::ptr::null(), s, out, f.srs.raw()), "r_s is NULL");
+    expect_einval(run(provers.as_ptr(), 1, r, std::ptr::null(), out, f.srs.raw()), "s_s is NULL");
+    expect_einval(run(provers.as_ptr(), 1, r, s, std::ptr::null_mut(), f.srs.raw()), "proofs is NULL");
+    expect_einval(run(provers.as_ptr(), 1, r, s, out, std::ptr::null()), "srs is NULL");
+    let empty = RawSrs { ptr: std::ptr::null() };
+    expect_einval(run(provers.as_ptr(), 1, r, s, out, &empty), "empty handle");
+    assert_eq!(proofs[0], groth16_proof::default(), "nothing is written on error");
+}
+
+#[test]
+fn null_pointers_inside_an_assignment_are_rejected() {
+    let f = fixture(2);
+    expect_einval(edited(&f, |p| p[1].a = std::ptr::null()), "provers[1].a is NULL but its size is");
+    expect_einval(edited(&f, |p| p[0].c = std::ptr::null()), "provers[0].c is NULL");
+    expect_einval(edited(&f, |p| p[1].aux_assignment_data = std::ptr::null()), "provers[1].aux_assignment_data is NULL");
+    expect_einval(edited(&f, |p| p[0].inp_assignment_data = std::ptr::null()), "provers[0].inp_assignment_data is NULL");
+    expect_einval(edited(&f, |p| p[0].a_aux_density = std::ptr::null()), "provers[0].a_aux_density is NULL");
+    expect_einval(edited(&f, |p| p[1].b_aux_density = std::ptr::null()), "provers[1].b_aux_density is NULL");
+}
+
+#[test]
+fn misaligned_scalar_pointer_is_rejected() {
+    let f = fixture(1);
+    expect_einval(edited(&f, |p| p[0].b = (p[0].b as usize + 4) as *const fr_t), "provers[0].b");
+}
+
+#[test]
+fn bit_lengths_must_match_the_variable_counts() {
+    let f = fixture(1);
+    expect_einval(edited(&f, |p| p[0].a_aux_bit_len -= 1), "provers[0].a_aux_bit_len is");
+    expect_einval(edited(&f, |p| p[0].b_aux_bit_len += 1), "provers[0].b_aux_bit_len is");
+    expect_einval(edited(&f, |p| p[0].b_inp_bit_len += 1), "provers[0].b_inp_bit_len is");
+}
+
+#[test]
+fn popcounts_must_match_the_bit_vectors() {
+    let f = fixture(2);
+    let ones = f.witnesses[1].a_aux_density.popcount();
+    expect_einval(
+        edited(&f, |p| p[1].a_aux_popcount += 2),
+        &format!("provers[1].a_aux_popcount is {} but the bit vector has {ones} ones", ones + 2),
+    );
+    expect_einval(edited(&f, |p| p[0].b_aux_popcount -= 1), "provers[0].b_aux_popcount is");
+    expect_einval(edited(&f, |p| p[0].b_inp_popcount += 1), "provers[0].b_inp_popcount is");
+}
+
+#[test]
+fn abc_size_must_be_within_the_domain() {
+    let f = fixture(1);
+    expect_einval(edited(&f, |p| p[0].abc_size = 1 << 20), "provers[0].abc_size is 1048576 but must be in 1..=256");
+    expect_einval(edited(&f, |p| p[0].abc_size = 0), "provers[0].abc_size is 0");
+}
+
+#[test]
+fn sizes_must_match_the_srs() {
+    // A witness of a bigger circuit against the k = 8 key.
+    let f = fixture(1);
+    let mut rng = common::rng();
+    let big = kit::witnesses(Kind::Mimc, 9, 1, &mut rng).unwrap();
+    let provers = vec![big[0].0.assignment()];
+    expect_einval(call(&f, &provers), "abc_size is");
+    let mut small_abc = provers.clone();
+    small_abc[0].abc_size = 200;
+    expect_einval(call(&f, &small_abc), "SRS l point count is");
+}
+
+#[test]
+fn circuits_in_one_call_must_share_sizes_and_densities() {
+    let f = fixture(2);
+    expect_einval(edited(&f, |p| p[1].abc_size -= 1), "provers[1].abc_size is");
+    // A second density vector with one bit moved: same popcount, different bits.
+    let mut words = f.witnesses[1].a_aux_density.words.clone();
+    let len = f.witnesses[1].a_aux_density.len;
+    let set = (0..len).find(|&i| (words[i / 64] >> (i % 64)) & 1 == 1).unwrap();
+    let clear = (0..len).find(|&i| (words[i / 64] >> (i % 64)) & 1 == 0).unwrap();
+    words[set / 64] ^= 1 << (set % 64);
+    words[clear / 64] ^= 1 << (clear % 64);
+    let ptr = words.as_ptr();
+    expect_einval(edited(&f, |p| p[1].a_aux_density = ptr), "provers[1].a_aux_density differs from provers[0]");
+}
+
+#[test]
+fn bad_gpu_index_and_lock_handle_are_rejected() {
+    let f = fixture(1);
+    let provers: Vec<CAssignment> = f.witnesses.iter().map(Witness::assignment).collect();
+    let mut proofs = vec![groth16_proof::default(); 1];
+    let r = f.r.as_ptr() as *const fr_t;
+    let s = f.s.as_ptr() as *const fr_t;
+    let e = ffi::check(unsafe {
+        ffi::generate_groth16_proofs_c(provers.as_ptr(), 1, r, s, proofs.as_mut_ptr(), f.srs.raw(), std::ptr::null_mut(), -2)
+    });
+    expect_einval(e.map(|_| Vec::new()), "gpu_index is -2");
+    let mut not_a_handle = [0u64; 8];
+    let e = ffi::check(unsafe {
+        ffi::generate_groth16_proofs_c(
+            provers.as_ptr(),
+            1,
+            r,
+            s,
+            proofs.as_mut_ptr(),
+            f.srs.raw(),
+            not_a_handle.as_mut_ptr() as *mut c_void,
+            0,
+        )
+    });
+    expect_einval(e.map(|_| Vec::new()), "is not a live handle from create_gpu_mutex");
+}

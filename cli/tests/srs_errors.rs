@@ -1,0 +1,181 @@
+//! create_SRS rejects every malformed params file with the right code and a
+//! message naming the file, the section and the byte offset; the cache
+//! shares, evicts and bounds its entries.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use blstrs::{Fp, G1Affine};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+
+use supraseal_c2_cli::circuits::Kind;
+use supraseal_c2_cli::ffi::{AbiError, Params};
+
+const EINVAL: i32 = libc::EINVAL;
+
+fn valid_file() -> Vec<u8> {
+    std::fs::read(common::keys(Kind::Mimc, 8).path).unwrap()
+}
+
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("srs-errors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn open_err(path: &Path) -> AbiError {
+    match Params::open(path, false) {
+        Ok(_) => panic!("{} should be rejected", path.display()),
+        Err(e) => e,
+    }
+}
+
+#[track_caller]
+fn expect(e: AbiError, code: i32, needles: &[&str]) {
+    assert_eq!(e.code, code, "{}", e.message);
+    for n in needles {
+        assert!(e.message.contains(n), "message {:?} should contain {n:?}", e.message);
+    }
+}
+
+/// Byte offsets of each section of a params file: (name, offset of its
+/// first byte, offset of its first point).
+fn layout(bytes: &[u8]) -> Vec<(&'static str, usize, usize)> {
+    let mut out = vec![];
+    let mut pos = 0;
+    for (name, len) in [("alpha_g1", 96), ("beta_g1", 96), ("beta_g2", 192), ("gamma_g2", 192), ("delta_g1", 96), ("delta_g2", 192)] {
+        out.push((name, pos, pos));
+        pos += len;
+    }
+    for (name, len) in [("ic", 96), ("h", 96), ("l", 96), ("a", 96), ("b_g1", 96), ("b_g2", 192)] {
+        let count = u32::from_be_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        out.push((name, pos, pos + 4));
+        pos += 4 + count * len;
+    }
+    assert_eq!(pos, bytes.len());
+    out
+}
+
+#[test]
+fn missing_file_is_enoent_and_names_the_path() {
+    let e = open_err(Path::new("/nonexistent/dir/x.params"));
+    expect(e, libc::ENOENT, &["/nonexistent/dir/x.params"]);
+}
+
+#[test]
+fn directory_and_empty_file_are_rejected() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let e = open_err(&dir);
+    assert_ne!(e.code, 0);
+    assert!(e.message.contains(&*dir.to_string_lossy()), "{}", e.message);
+    expect(open_err(&scratch("empty.params", &[])), EINVAL, &["empty"]);
+}
+
+#[test]
+fn truncation_inside_every_section_is_rejected_with_its_name() {
+    let bytes = valid_file();
+    for (name, start, points) in layout(&bytes) {
+        // Inside the count (vectors) or inside the first point.
+        let cut = if points > start { start + 2 } else { start + 50 };
+        let p = scratch(&format!("cut-{name}.params"), &bytes[..cut]);
+        expect(open_err(&p), EINVAL, &[&format!("section {name} at byte offset"), "truncated", "cut-"]);
+        // Inside the points of a vector section.
+        if points > start {
+            let p = scratch(&format!("cutpts-{name}.params"), &bytes[..points + 10]);
+            let e = open_err(&p);
+            assert_eq!(e.code, EINVAL);
+            assert!(e.message.contains(&format!("section {name}")), "{}", e.message);
+        }
+    }
+}
+
+#[test]
+fn a_count_that_overflows_the_file_is_rejected_before_allocating() {
+    let mut bytes = valid_file();
+    let (_, h_at, _) = layout(&bytes).into_iter().find(|s| s.0 == "h").unwrap();
+    bytes[h_at..h_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    let e = open_err(&scratch("huge-count.params", &bytes));
+    expect(e, EINVAL, &["section h", &format!("byte offset {h_at}"), "count 4294967295"]);
+}
+
+#[test]
+fn trailing_bytes_are_rejected() {
+    let mut bytes = valid_file();
+    bytes.extend_from_slice(&[0; 7]);
+    expect(open_err(&scratch("trailing.params", &bytes)), EINVAL, &["7 unexpected trailing bytes"]);
+}
+
+#[test]
+fn point_off_the_curve_is_rejected_with_its_offset() {
+    let mut bytes = valid_file();
+    let (_, _, l_at) = layout(&bytes).into_iter().find(|s| s.0 == "l").unwrap();
+    let at = l_at + 96; // point 1 of l
+    bytes[at + 95] ^= 1; // last byte of y
+    let e = open_err(&scratch("offcurve.params", &bytes));
+    expect(e, EINVAL, &["section l", &format!("byte offset {at}"), "point 1", "not on the curve"]);
+}
+
+#[test]
+fn point_outside_the_subgroup_is_rejected() {
+    // A point on y² = x³ + 4 that is (with overwhelming probability) not in G1.
+    let mut rng = common::rng();
+    let (x, y) = loop {
+        let x = Fp::random(&mut rng);
+        let rhs = x.square() * x + Fp::from(4u64);
+        if let Some(y) = Option::<Fp>::from(rhs.sqrt()) {
+            break (x, y);
+        }
+    };
+    let p = G1Affine::from_raw_unchecked(x, y, false);
+    assert!(bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()));
+    let mut enc = [0u8; 96];
+    enc[..48].copy_from_slice(&x.to_bytes_be());
+    enc[48..].copy_from_slice(&y.to_bytes_be());
+    let mut bytes = valid_file();
+    let (_, _, a_at) = layout(&bytes).into_iter().find(|s| s.0 == "a").unwrap();
+    bytes[a_at..a_at + 96].copy_from_slice(&enc);
+    let e = open_err(&scratch("subgroup.params", &bytes));
+    expect(e, EINVAL, &["section a", &format!("byte offset {a_at}"), "not in the prime-order subgroup"]);
+}
+
+#[test]
+fn wrong_encoding_flags_are_rejected() {
+    let mut bytes = valid_file();
+    bytes[96] |= 0x80; // compression flag on beta_g1's uncompressed encoding
+    expect(open_err(&scratch("flags.params", &bytes)), EINVAL, &["section beta_g1 at byte offset 96", "bad encoding"]);
+    let mut inf = valid_file();
+    let _ = G1Affine::identity();
+    inf[0] = 0x40; // infinity flag with non-zero coordinates
+    expect(open_err(&scratch("infflag.params", &inf)), EINVAL, &["section alpha_g1"]);
+}
+
+#[test]
+fn cache_shares_evicts_and_keeps_at_most_four_entries() {
+    let bytes = valid_file();
+    let paths: Vec<PathBuf> = (0..5).map(|i| scratch(&format!("cache-{i}.params"), &bytes)).collect();
+    let a = Params::open(&paths[0], true).unwrap();
+    let b = Params::open(&paths[0], true).unwrap();
+    let ptr = |p: &Params| unsafe { (*p.raw()).ptr };
+    assert_eq!(ptr(&a), ptr(&b), "cache = true shares one key per path");
+    let fresh = Params::open(&paths[0], false).unwrap();
+    assert_ne!(ptr(&a), ptr(&fresh), "cache = false always loads");
+
+    a.evict();
+    let c = Params::open(&paths[0], true).unwrap();
+    assert_ne!(ptr(&a), ptr(&c), "after evict_SRS the path is loaded again");
+    let cloned = c.clone();
+    assert_eq!(ptr(&cloned), ptr(&c));
+    drop(a);
+    drop(b);
+
+    // Four more paths push paths[0] out of the LRU.
+    let others: Vec<Params> = paths[1..].iter().map(|p| Params::open(p, true).unwrap()).collect();
+    let d = Params::open(&paths[0], true).unwrap();
+    assert_ne!(ptr(&d), ptr(&c), "the least recently used entry was dropped");
+    let again = Params::open(&paths[4], true).unwrap();
+    assert_eq!(ptr(&again), ptr(&others[3]), "recent entries stay cached");
+}
