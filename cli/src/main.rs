@@ -9,17 +9,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use blstrs::Scalar;
 use clap::{Parser, Subcommand, ValueEnum};
 use ff::Field;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
 
-use supraseal_c2_cli::circuits::{Instance, Kind};
+use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::Witness;
-use supraseal_c2_cli::{ffi, params};
+use supraseal_c2_cli::{ffi, kit, params};
 
 #[derive(Parser)]
 #[command(version, about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
@@ -127,14 +126,8 @@ fn prove(args: ProveArgs) -> Result<bool> {
 
     let pb = spinner("synthesizing witnesses");
     let t = Instant::now();
-    let shape = Instance::shape(kind, k);
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let instances: Vec<(Instance, Vec<Scalar>)> = (0..n).map(|_| shape.with_random_witness(&mut rng)).collect();
-    let witnesses: Vec<(Witness, Vec<Scalar>)> = instances
-        .into_par_iter()
-        .map(|(inst, inputs)| Witness::synthesize(inst).map(|w| (w, inputs)))
-        .collect::<Result<_, _>>()
-        .context("synthesizing the circuit")?;
+    let witnesses = kit::witnesses(kind, k, n, &mut rng)?;
     pb.finish_and_clear();
     let w0 = &witnesses[0].0;
     println!(
@@ -173,6 +166,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
