@@ -31,17 +31,26 @@ pub trait Backend: Sync {
 }
 
 /// Which backend a call uses, from `SUPRASEAL_C2_BACKEND` (`cpu`, `gpu`,
-/// `auto`; default `auto`, which is the CPU until the GPU backend exists).
+/// `auto`; default `auto`: the GPU when this build has kernels, libcuda loads
+/// and a device exists, otherwise the CPU). `device` is the GPU ordinal.
 ///
-/// Errors: `ENODEV` for `gpu` (no GPU backend in this build), `EINVAL` for
-/// an unknown value.
-pub fn select() -> Result<Box<dyn Backend>> {
+/// Errors: `ENODEV` for `gpu` when no GPU is usable (the message says why),
+/// a CUDA error number when the device cannot be opened, `EINVAL` for an
+/// unknown value.
+pub fn select(device: usize) -> Result<Box<dyn Backend>> {
     let choice = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default();
     match choice.trim().to_ascii_lowercase().as_str() {
-        "" | "auto" | "cpu" => Ok(Box::new(crate::cpu::CpuBackend)),
-        "gpu" => Err(crate::error::Error::no_device(
-            "SUPRASEAL_C2_BACKEND=gpu but this build has no GPU backend (CPU only)",
-        )),
+        "cpu" => Ok(Box::new(crate::cpu::CpuBackend)),
+        "gpu" => crate::gpu::backend(device).map_err(|e| {
+            crate::error::Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))
+        }),
+        "" | "auto" => {
+            if crate::gpu::device_count() > device {
+                crate::gpu::backend(device)
+            } else {
+                Ok(Box::new(crate::cpu::CpuBackend))
+            }
+        }
         other => Err(crate::error::Error::invalid(format!(
             "SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"
         ))),

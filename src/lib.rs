@@ -30,6 +30,7 @@ pub mod assignment;
 pub mod backend;
 pub mod cpu;
 pub mod error;
+pub mod gpu;
 pub mod groth16;
 pub mod locks;
 pub mod pipeline;

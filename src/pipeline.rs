@@ -102,7 +102,7 @@ pub unsafe fn start(
         }
         h
     };
-    let backend = backend::select()?;
+    let backend = backend::select(gpu_index.max(0) as usize)?;
     let validated = t0.elapsed();
 
     let t_wait = Instant::now();

@@ -1,0 +1,117 @@
+//! Compiles the CUDA kernels in `cuda/` into one fatbin embedded in the
+//! library (loaded at run time through cudarc, so one binary runs with or
+//! without a GPU).
+//!
+//! nvcc is found through `NVCC` (a path or a name; `off` disables the GPU
+//! build), `CUDA_PATH`/`CUDA_HOME`, or `PATH`. Without it the library builds
+//! CPU-only and says so in a cargo warning. Architectures: SASS for sm_75,
+//! sm_80, sm_86, sm_89, sm_90 and sm_120 where `nvcc --list-gpu-code` lists
+//! them, plus PTX for the newest; `SUPRASEAL_C2_CUDA_ARCHS` (e.g. `90` or
+//! `80,90`) narrows the list. The sppark crate's device headers (a build
+//! dependency) come from `SPPARK_ROOT` or the cargo registry.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WANTED_ARCHS: [u32; 6] = [75, 80, 86, 89, 90, 120];
+const SPPARK_VERSION: &str = "0.1.16";
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(supraseal_gpu)");
+    for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "PATH", "SUPRASEAL_C2_CUDA_ARCHS", "SPPARK_ROOT"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=cuda");
+
+    let Some(nvcc) = find_nvcc() else {
+        println!("cargo:warning=supraseal-c2: nvcc not found (NVCC, CUDA_PATH, CUDA_HOME, PATH): building CPU-only");
+        return;
+    };
+    let Some(sppark) = find_sppark() else {
+        println!("cargo:warning=supraseal-c2: sppark {SPPARK_VERSION} headers not found (set SPPARK_ROOT): building CPU-only");
+        return;
+    };
+    let archs = select_archs(&nvcc);
+    if archs.is_empty() {
+        println!("cargo:warning=supraseal-c2: {} supports none of the wanted GPU architectures: building CPU-only", nvcc.display());
+        return;
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("kernels.fatbin");
+    let mut cmd = Command::new(&nvcc);
+    cmd.args(["-fatbin", "-std=c++17", "-O3", "-diag-suppress", "20054"]).arg("-I").arg(&sppark);
+    for a in &archs {
+        cmd.arg("-gencode").arg(format!("arch=compute_{a},code=sm_{a}"));
+    }
+    let newest = archs.iter().max().unwrap();
+    cmd.arg("-gencode").arg(format!("arch=compute_{newest},code=compute_{newest}"));
+    cmd.arg("-o").arg(&out).arg("cuda/kernels.cu");
+    let status = cmd.status().unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+    if !status.success() {
+        panic!("nvcc failed compiling cuda/kernels.cu ({status}); set NVCC=off to build CPU-only");
+    }
+    println!("cargo:rustc-cfg=supraseal_gpu");
+    println!("cargo:rustc-env=SUPRASEAL_C2_FATBIN={}", out.display());
+    println!("cargo:rustc-env=SUPRASEAL_C2_ARCHS={}", archs.iter().map(|a| format!("sm_{a}")).collect::<Vec<_>>().join(","));
+}
+
+fn runs(p: &Path) -> bool {
+    Command::new(p).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+fn find_nvcc() -> Option<PathBuf> {
+    if let Ok(v) = env::var("NVCC") {
+        if v == "off" {
+            return None;
+        }
+        let p = PathBuf::from(&v);
+        if p.components().count() > 1 {
+            return runs(&p).then_some(p);
+        }
+        return which(&v);
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(root) = env::var_os(var) {
+            let p = PathBuf::from(root).join("bin/nvcc");
+            if runs(&p) {
+                return Some(p);
+            }
+        }
+    }
+    which("nvcc")
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    env::split_paths(&env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file() && runs(p))
+}
+
+fn find_sppark() -> Option<PathBuf> {
+    if let Some(root) = env::var_os("SPPARK_ROOT") {
+        return Some(PathBuf::from(root));
+    }
+    let cargo_home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let registries = std::fs::read_dir(cargo_home.join("registry/src")).ok()?;
+    registries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join(format!("sppark-{SPPARK_VERSION}/sppark")))
+        .find(|p| p.join("ff/bls12-381.hpp").is_file())
+}
+
+fn select_archs(nvcc: &Path) -> Vec<u32> {
+    let listed: Vec<u32> = Command::new(nvcc)
+        .arg("--list-gpu-code")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.trim().strip_prefix("sm_")?.parse().ok()).collect())
+        .unwrap_or_default();
+    let wanted: Vec<u32> = match env::var("SUPRASEAL_C2_CUDA_ARCHS") {
+        Ok(v) if !v.trim().is_empty() => v
+            .split(',')
+            .filter_map(|s| s.trim().trim_start_matches("sm_").parse().ok())
+            .collect(),
+        _ => WANTED_ARCHS.to_vec(),
+    };
+    wanted.into_iter().filter(|a| listed.contains(a)).collect()
+}

@@ -1,0 +1,142 @@
+// G1 multi-scalar multiplication, Pippenger's bucket method with unsigned
+// c-bit windows. Per window (driven by src/gpu/msm.rs):
+//   histogram of digits -> exclusive scan (bucket starts) -> scatter point
+//   indices into bucket order (a counting sort) -> accumulate each bucket's
+//   points (balanced: each thread takes K consecutive sorted points and hands
+//   runs that cross its range to a fix-up pass) -> sum_d d*B_d by segments of
+//   buckets (running sums) -> one Jacobian point per window.
+// The host combines the windows: sum_w 2^(c*w) * W_w.
+// Scalars must already be canonical integers (fr_from_montgomery).
+#include "common.cuh"
+
+#define INVALID 0xffffffffu
+
+__device__ __forceinline__ uint32_t digit_of(const uint32_t* s, unsigned bit, unsigned c) {
+    unsigned limb = bit >> 5, off = bit & 31;
+    uint64_t v = s[limb];
+    if (limb + 1 < 8) v |= (uint64_t)s[limb + 1] << 32;
+    return (uint32_t)(v >> off) & ((1u << c) - 1);
+}
+
+extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
+                                         uint32_t* counts) {
+    size_t i = global_tid();
+    if (i >= n) return;
+    uint32_t d = digit_of(scalars + 8 * i, window * c, c);
+    if (d) atomicAdd(&counts[d], 1u);
+}
+
+// Exclusive scan of counts[0..nb) into starts[0..nb], starts[nb] = total; one block.
+extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, uint32_t* cursors, uint32_t nb) {
+    __shared__ uint32_t sums[1024];
+    uint32_t per = (nb + blockDim.x - 1) / blockDim.x;
+    uint32_t lo = threadIdx.x * per, hi = min(lo + per, nb);
+    uint32_t s = 0;
+    for (uint32_t i = lo; i < hi; i++) s += counts[i];
+    sums[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t acc = 0;
+        for (unsigned t = 0; t < blockDim.x; t++) {
+            uint32_t v = sums[t];
+            sums[t] = acc;
+            acc += v;
+        }
+        starts[nb] = acc;
+    }
+    __syncthreads();
+    uint32_t acc = sums[threadIdx.x];
+    for (uint32_t i = lo; i < hi; i++) {
+        starts[i] = acc;
+        cursors[i] = acc;
+        acc += counts[i];
+    }
+}
+
+extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
+                                       uint32_t* cursors, uint32_t* idx, uint32_t* keys) {
+    size_t i = global_tid();
+    if (i >= n) return;
+    uint32_t d = digit_of(scalars + 8 * i, window * c, c);
+    if (!d) return;
+    uint32_t pos = atomicAdd(&cursors[d], 1u);
+    idx[pos] = (uint32_t)i;
+    keys[pos] = d;
+}
+
+// Thread t sums sorted positions [t*K, t*K+K) run by run. Its first run goes
+// to heads[t], its last (if different) to tails[t]; runs strictly inside are
+// whole buckets and are written straight to buckets[] (no other thread sees them).
+extern "C" __global__ void msm_accumulate(const g1_affine_t* bases, const uint32_t* idx, const uint32_t* keys,
+                                          const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
+                                          g1_xyzz_t* buckets, g1_xyzz_t* heads, uint32_t* head_keys,
+                                          g1_xyzz_t* tails, uint32_t* tail_keys) {
+    size_t t = global_tid();
+    if (t >= threads) return;
+    uint32_t total = starts[nb];
+    size_t lo = t * (size_t)K, hi = min(lo + K, (size_t)total);
+    head_keys[t] = INVALID;
+    tail_keys[t] = INVALID;
+    if (lo >= hi) return;
+    g1_xyzz_t acc;
+    acc.inf();
+    uint32_t cur = keys[lo];
+    bool first = true;
+    for (size_t p = lo; p < hi; p++) {
+        uint32_t k = keys[p];
+        if (k != cur) {
+            if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
+            else buckets[cur] = acc;
+            acc.inf();
+            cur = k;
+        }
+        g1_affine_t b = bases[idx[p]];
+        acc.add(b);
+    }
+    if (first) { heads[t] = acc; head_keys[t] = cur; }
+    else { tails[t] = acc; tail_keys[t] = cur; }
+}
+
+// buckets[d] += every head/tail partial of bucket d (one thread per bucket).
+extern "C" __global__ void msm_fixup(g1_xyzz_t* buckets, const uint32_t* starts, uint32_t nb, uint32_t K,
+                                     const g1_xyzz_t* heads, const uint32_t* head_keys,
+                                     const g1_xyzz_t* tails, const uint32_t* tail_keys) {
+    uint32_t d = (uint32_t)global_tid();
+    if (d == 0 || d >= nb) return;
+    uint32_t s = starts[d], e = starts[d + 1];
+    if (s == e) return;
+    g1_xyzz_t acc = buckets[d];
+    for (uint32_t t = s / K; t <= (e - 1) / K; t++) {
+        if (head_keys[t] == d) { g1_xyzz_t h = heads[t]; acc.add(h); }
+        if (tail_keys[t] == d) { g1_xyzz_t h = tails[t]; acc.add(h); }
+    }
+    buckets[d] = acc;
+}
+
+// Segment s covers digits [1 + s*L, 1 + (s+1)*L) ∩ [1, nb):
+// out[s] = sum over its digits of d * B_d = running-sum total + (lo - 1) * (sum of its B_d).
+extern "C" __global__ void msm_bucket_segments(const g1_xyzz_t* buckets, uint32_t nb, uint32_t L,
+                                               uint32_t segments, g1_xyzz_t* out) {
+    uint32_t s = (uint32_t)global_tid();
+    if (s >= segments) return;
+    uint32_t lo = 1 + s * L, hi = min(lo + L, nb);
+    g1_xyzz_t run, sum;
+    run.inf();
+    sum.inf();
+    for (uint32_t d = hi; d-- > lo;) {
+        g1_xyzz_t b = buckets[d];
+        run.add(b);
+        sum.add(run);
+    }
+    // sum += (lo - 1) * run, by double-and-add from the top bit.
+    uint32_t m = lo - 1;
+    g1_xyzz_t mul;
+    mul.inf();
+    for (int bit = 31; bit >= 0; bit--) {
+        g1_xyzz_t dbl = mul;
+        mul.add(dbl);
+        if ((m >> bit) & 1) mul.add(run);
+    }
+    sum.add(mul);
+    out[s] = sum;
+}

@@ -1,0 +1,204 @@
+//! The GPU backend: CUDA kernels (cuda/) loaded at run time through cudarc
+//! with dynamic loading, so the same library runs on machines without a GPU.
+//!
+//! Layers (after cudarc's own): [`device`] owns the context, stream and
+//! kernel module and converts driver errors; [`ntt`] and [`msm`] drive the
+//! kernels; [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
+//! the G1 MSMs and G1 batch addition run on the device; G2 work (the B′ MSM
+//! and batch addition) stays on CPU threads, as in the reference.
+
+#[cfg(supraseal_gpu)]
+pub mod device;
+#[cfg(supraseal_gpu)]
+pub mod msm;
+#[cfg(supraseal_gpu)]
+pub mod ntt;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+
+use crate::error::Result;
+
+/// Types that are plain arrays of u64 limbs (blst layouts).
+pub trait Limbs: Copy {
+    const WORDS: usize;
+}
+impl Limbs for Scalar {
+    const WORDS: usize = 4;
+}
+impl Limbs for G1Affine {
+    const WORDS: usize = 12;
+}
+impl Limbs for G2Affine {
+    const WORDS: usize = 24;
+}
+
+/// Views field elements or affine points as their u64 limbs (for upload).
+pub fn limbs<T: Limbs>(v: &[T]) -> &[u64] {
+    assert_eq!(std::mem::size_of::<T>(), 8 * T::WORDS);
+    // SAFETY: T is repr(transparent) over blst structs made only of u64 limb
+    // arrays (size checked above), so its bytes are T::WORDS aligned u64s.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u64, v.len() * T::WORDS) }
+}
+
+/// Scalars from limbs (for download).
+pub fn from_limbs(words: &[u64]) -> Vec<Scalar> {
+    words
+        .chunks_exact(4)
+        .map(|w| Scalar::from(blst::blst_fr { l: [w[0], w[1], w[2], w[3]] }))
+        .collect()
+}
+
+/// Whether this build carries GPU kernels.
+pub const BUILT_WITH_KERNELS: bool = cfg!(supraseal_gpu);
+
+/// Number of usable CUDA devices (0 without kernels, libcuda or devices).
+pub fn device_count() -> usize {
+    #[cfg(supraseal_gpu)]
+    {
+        device::device_count()
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        0
+    }
+}
+
+/// The GPU backend on one device.
+#[cfg(supraseal_gpu)]
+pub struct GpuBackend {
+    gpu: std::sync::Arc<device::Gpu>,
+}
+
+#[cfg(supraseal_gpu)]
+impl GpuBackend {
+    /// Opens device `ordinal`. Errors: `ENODEV` (no libcuda or no such
+    /// device), CUDA error numbers (context or module creation).
+    pub fn new(ordinal: usize) -> Result<Self> {
+        Ok(GpuBackend { gpu: device::device(ordinal)? })
+    }
+
+    /// The device this backend runs on.
+    pub fn gpu(&self) -> &device::Gpu {
+        &self.gpu
+    }
+}
+
+#[cfg(supraseal_gpu)]
+impl crate::backend::Backend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+    fn quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -> Result<Vec<Scalar>> {
+        ntt::quotient(&self.gpu, a, b, c, n)
+    }
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<blstrs::G1Projective> {
+        msm::msm_g1(&self.gpu, bases, scalars)
+    }
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<blstrs::G2Projective> {
+        Ok(crate::cpu::msm::msm::<crate::cpu::msm::G2>(bases, scalars))
+    }
+    fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<blstrs::G1Projective> {
+        msm::batch_add_g1(&self.gpu, bases, bitmap)
+    }
+    fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<blstrs::G2Projective> {
+        Ok(crate::cpu::msm::batch_add::<crate::cpu::msm::G2>(bases, bitmap))
+    }
+}
+
+/// Opens the GPU backend on `ordinal`, or explains why there is none (`ENODEV`).
+pub fn backend(ordinal: usize) -> Result<Box<dyn crate::backend::Backend>> {
+    #[cfg(supraseal_gpu)]
+    {
+        Ok(Box::new(GpuBackend::new(ordinal)?))
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        let _ = ordinal;
+        Err(crate::error::Error::no_device("this build has no GPU kernels (nvcc was not found at build time)"))
+    }
+}
+
+/// Direct access to one GPU for tests and benchmarks, in every build: in a
+/// build without kernels (or on a machine without a GPU) `open` says why.
+pub struct GpuBackendHandle {
+    #[cfg(supraseal_gpu)]
+    inner: GpuBackend,
+    #[cfg(not(supraseal_gpu))]
+    never: std::convert::Infallible,
+}
+
+impl GpuBackendHandle {
+    /// Opens device `ordinal`; `Err` carries the reason there is none.
+    pub fn open(ordinal: usize) -> std::result::Result<Self, String> {
+        #[cfg(supraseal_gpu)]
+        {
+            GpuBackend::new(ordinal).map(|inner| GpuBackendHandle { inner }).map_err(|e| e.message)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = ordinal;
+            Err("this build has no GPU kernels (nvcc was not found at build time)".into())
+        }
+    }
+
+    /// The backend (as the pipeline uses it).
+    pub fn backend(&self) -> &dyn crate::backend::Backend {
+        #[cfg(supraseal_gpu)]
+        {
+            &self.inner
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+
+    /// One NTT of `a` (length a power of two) on the device, with the CPU
+    /// backend's conventions (`cpu::ntt`): natural order, inverse scaled by
+    /// 1/n, `coset` evaluating on / interpolating from g·⟨ω⟩.
+    pub fn ntt(&self, a: &[Scalar], dir: crate::cpu::ntt::Direction, coset: bool) -> Result<Vec<Scalar>> {
+        #[cfg(supraseal_gpu)]
+        {
+            use ff::{Field, PrimeField};
+            let gpu = self.inner.gpu();
+            let n = a.len();
+            let lg = n.trailing_zeros();
+            let g = Scalar::MULTIPLICATIVE_GENERATOR;
+            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
+            let w = crate::cpu::ntt::root_of_unity(lg);
+            match dir {
+                crate::cpu::ntt::Direction::Forward => {
+                    if coset {
+                        ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
+                    }
+                    let tw = ntt::powers(gpu, w, (n / 2).max(1))?;
+                    ntt::ntt(gpu, &mut d, &tw, lg)?;
+                }
+                crate::cpu::ntt::Direction::Inverse => {
+                    let tw = ntt::powers(gpu, w.invert().unwrap(), (n / 2).max(1))?;
+                    ntt::ntt(gpu, &mut d, &tw, lg)?;
+                    let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
+                    ntt::mul_powers(gpu, &mut d, base, Scalar::from(n as u64).invert().unwrap(), n)?;
+                }
+            }
+            Ok(from_limbs(&gpu.download(&d, "download NTT output")?))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (a, dir, coset);
+            match self.never {}
+        }
+    }
+
+    /// Free device memory in bytes.
+    pub fn free_bytes(&self) -> Result<usize> {
+        #[cfg(supraseal_gpu)]
+        {
+            Ok(self.inner.gpu().mem_info()?.0)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! GPU vs CPU, bit for bit, on fresh random inputs: NTTs (forward, inverse,
+//! coset; every size 2^10..2^24), G1 MSM (random, mostly 0/1, zero scalars,
+//! bases at infinity, repeated bases), G1 batch addition, and the quotient.
+//! Without a usable GPU every test prints why it is skipped and passes.
+//! `GPU_TEST_MAX_LOG` (default 24) caps the largest size.
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+use supraseal_c2::backend::Backend;
+use supraseal_c2::cpu::{msm as cpu_msm, ntt as cpu_ntt, CpuBackend};
+
+fn max_log() -> u32 {
+    std::env::var("GPU_TEST_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+}
+
+fn seed() -> u64 {
+    let s = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| rand::thread_rng().gen());
+    eprintln!("TEST_SEED={s}");
+    s
+}
+
+fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    (0..n.div_ceil(4096))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let len = 4096.min(n - c * 4096);
+            (0..len).map(move |_| Scalar::random(&mut rng)).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Random-looking bases cheaply: per chunk, a random start point plus
+/// multiples of a random step, normalized in one batch.
+fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+    (0..n.div_ceil(4096))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0xba5e ^ (c as u64) << 20);
+            let len = 4096.min(n - c * 4096);
+            let step = G1Projective::random(&mut rng);
+            let mut p = G1Projective::random(&mut rng);
+            let proj: Vec<G1Projective> = (0..len)
+                .map(|_| {
+                    p += step;
+                    p
+                })
+                .collect();
+            let mut out = vec![G1Affine::identity(); len];
+            G1Projective::batch_normalize(&proj, &mut out);
+            out
+        })
+        .collect()
+}
+
+macro_rules! gpu_or_skip {
+    () => {{
+        match supraseal_c2::gpu::GpuBackendHandle::open(0) {
+            Ok(g) => g,
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                return;
+            }
+        }
+    }};
+}
+
+#[test]
+fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    for lg in 10..=max_log() {
+        let n = 1usize << lg;
+        let a = random_scalars(n, s + lg as u64);
+        for (name, dir) in [("forward", cpu_ntt::Direction::Forward), ("inverse", cpu_ntt::Direction::Inverse)] {
+            let mut want = a.clone();
+            cpu_ntt::ntt(&mut want, dir);
+            assert_eq!(gpu.ntt(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}");
+        }
+        let mut want = a.clone();
+        cpu_ntt::coset_ntt(&mut want);
+        assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Forward, true).unwrap(), want, "coset NTT 2^{lg}");
+        let mut want = a.clone();
+        cpu_ntt::coset_intt(&mut want);
+        assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Inverse, true).unwrap(), want, "inverse coset NTT 2^{lg}");
+        eprintln!("NTT 2^{lg}: forward, inverse, coset, inverse coset match");
+    }
+}
+
+#[test]
+fn gpu_quotient_matches_cpu() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    for lg in [10u32, 16, 20.min(max_log())] {
+        let n = 1usize << lg;
+        let m = n - 3; // abc_size below the domain: zero padding exercised
+        let (a, b, c) = (random_scalars(m, s), random_scalars(m, s + 1), random_scalars(m, s + 2));
+        let want = CpuBackend.quotient(&a, &b, &c, n).unwrap();
+        assert_eq!(gpu.backend().quotient(&a, &b, &c, n).unwrap(), want, "quotient 2^{lg}");
+    }
+}
+
+#[test]
+fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    let max = max_log();
+    for lg in (10..=max).step_by(2) {
+        let n = 1usize << lg;
+        let bases = random_bases(n, s + lg as u64);
+        let scalars = random_scalars(n, s + 100 + lg as u64);
+        let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &scalars);
+        assert_eq!(gpu.backend().msm_g1(&bases, &scalars).unwrap(), want, "MSM 2^{lg}, random scalars");
+        eprintln!("MSM 2^{lg} random scalars: match");
+    }
+    let lg = 16.min(max);
+    let n = 1usize << lg;
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 7);
+    let mut bases = random_bases(n, s + 3);
+    // Mostly 0/1 scalars with a few random ones.
+    let mostly_bits: Vec<Scalar> = (0..n)
+        .map(|_| match rng.gen_range(0..100) {
+            0..=48 => Scalar::ZERO,
+            49..=97 => Scalar::ONE,
+            _ => Scalar::random(&mut rng),
+        })
+        .collect();
+    let zeros = vec![Scalar::ZERO; n];
+    let random = random_scalars(n, s + 9);
+    // Bases at infinity and repeated bases.
+    for i in (0..n).step_by(17) {
+        bases[i] = G1Affine::identity();
+    }
+    for i in (5..n).step_by(13) {
+        bases[i] = bases[i - 5];
+    }
+    for (name, sc) in [("mostly 0/1", &mostly_bits), ("all zero", &zeros), ("random, infinity + repeated bases", &random)] {
+        let want = cpu_msm::msm::<cpu_msm::G1>(&bases, sc);
+        assert_eq!(gpu.backend().msm_g1(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");
+        eprintln!("MSM 2^{lg} {name}: match");
+    }
+    assert!(bool::from(gpu.backend().msm_g1(&bases, &zeros).unwrap().is_identity()));
+    // Every scalar = 1 on one repeated base: a single huge bucket.
+    let same = vec![bases[1]; n];
+    let ones = vec![Scalar::ONE; n];
+    assert_eq!(gpu.backend().msm_g1(&same, &ones).unwrap(), G1Projective::from(bases[1]) * Scalar::from(n as u64));
+}
+
+#[test]
+fn gpu_batch_addition_matches_cpu() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s);
+    for lg in [10u32, 17, 20.min(max_log())] {
+        let n = (1usize << lg) - 7;
+        let mut bases = random_bases(n, s + lg as u64);
+        bases[3] = G1Affine::identity();
+        bases[10] = bases[9];
+        let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
+        let want = cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap);
+        assert_eq!(gpu.backend().batch_add_g1(&bases, &bitmap).unwrap(), want, "G1 batch addition 2^{lg} - 7");
+        let g2: Vec<blstrs::G2Affine> = (0..1000).map(|_| blstrs::G2Projective::random(&mut rng).to_affine()).collect();
+        let want2 = cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap);
+        assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), want2, "G2 batch addition");
+    }
+}
+
+#[test]
+fn gpu_memory_is_returned_after_operations() {
+    let gpu = gpu_or_skip!();
+    let before = gpu.free_bytes().unwrap();
+    let bases = random_bases(1 << 16, 1);
+    let scalars = random_scalars(1 << 16, 2);
+    for _ in 0..5 {
+        gpu.backend().msm_g1(&bases, &scalars).unwrap();
+        gpu.backend().quotient(&scalars, &scalars, &scalars, 1 << 16).unwrap();
+    }
+    let after = gpu.free_bytes().unwrap();
+    eprintln!("free VRAM before {before} after {after}");
+    assert!(after + (64 << 20) >= before, "free VRAM dropped from {before} to {after}");
+}
