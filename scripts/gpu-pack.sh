@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the GPU test binaries and the CLI with kernels on this (GPU-less)
+# machine and packs them, stripped, into gpu-pack/ with gpu-pack/run.sh,
+# which runs them on the GPU machine (DESIGN §7):
+#   scripts/gpu-pack.sh            # here
+#   (device) bash gpu-pack/run.sh  # there, with carry = ["gpu-pack"]; logs land in $OUT
+# A separate target dir keeps the kernel build apart from CPU-only builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nvcc=$(scripts/install-cuda-toolchain.sh | tail -n 1)
+export NVCC="$nvcc" SUPRASEAL_C2_CUDA_ARCHS="${SUPRASEAL_C2_CUDA_ARCHS:-90}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target-gpu}"
+rm -rf gpu-pack && mkdir -p gpu-pack
+cargo build --release -p supraseal-c2-cli --bin supraseal-c2
+cp "$CARGO_TARGET_DIR/release/supraseal-c2" gpu-pack/
+list_tests() {
+  cargo test --release "$@" --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])'
+}
+for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2-cli --test gpu_proofs); do
+  name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
+  cp "$exe" "gpu-pack/$name"
+done
+strip --strip-debug gpu-pack/*
+git rev-parse --short HEAD > gpu-pack/COMMIT
+cat > gpu-pack/run.sh <<'RUN'
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root. Writes logs to $OUT.
+set -u
+cd "$(dirname "$0")"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+{
+  echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  echo "== lib GPU tests (NTT, MSM, batch addition, quotient vs CPU)"
+  ./gpu --test-threads=1 --nocapture; echo "rc=$?"
+  echo "== whole proofs: GPU vs CPU bytes, bellperson verify, 200-proof VRAM loop"
+  ./gpu_proofs --nocapture; echo "rc=$?"
+  echo "== CLI default job on the GPU"
+  export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
+  ./supraseal-c2 prove --backend gpu --seed 7; echo "rc=$?"
+  ./supraseal-c2 prove --backend cpu --seed 7; echo "rc=$?"
+} 2>&1 | tee "$OUT/gpu-run.log"
+RUN
+chmod +x gpu-pack/run.sh
+du -sh gpu-pack; ls -la gpu-pack
