@@ -115,33 +115,62 @@ pub fn compute<B: Backend + ?Sized>(
     times.prep += t.elapsed();
     tracing::debug!(l_split = l.is_split(), a_split = a.is_split(), b_split = b1.is_split(), "split-MSM plans");
 
-    let mut out = Vec::with_capacity(batch.circuits.len());
-    for (ci, c) in batch.circuits.iter().enumerate() {
-        let t = Instant::now();
-        let coeffs = backend.quotient(c.a, c.b, c.c, n)?;
-        times.ntt += t.elapsed();
+    // B-input scalars of each circuit (inputs whose B-density bit is set).
+    let b_inp: Vec<Vec<Scalar>> = batch
+        .circuits
+        .iter()
+        .map(|c| (0..num_inputs).filter(|&i| batch.b_inp.get(i)).map(|i| c.inp[i]).collect())
+        .collect();
 
-        let t = Instant::now();
-        let h = backend.msm_g1(&srs.h, &coeffs[..srs.h.len()])?;
-        drop(coeffs);
-        times.h_msm += t.elapsed();
-
-        let t = Instant::now();
-        let b_inp: Vec<Scalar> = (0..num_inputs).filter(|&i| batch.b_inp.get(i)).map(|i| c.inp[i]).collect();
-        let g1_add = |x: &[G1Affine], m: &[u64]| backend.batch_add_g1(x, m);
-        let g1_msm = |x: &[G1Affine], s: &[Scalar]| backend.msm_g1(x, s);
-        let l_sum = l.sum(ci, g1_add, g1_msm)?;
-        let a_sum = backend.msm_g1(&srs.a[..num_inputs], c.inp)? + a.sum(ci, g1_add, g1_msm)?;
-        let b1_sum = backend.msm_g1(&srs.b_g1[..b_inp_points], &b_inp)? + b1.sum(ci, g1_add, g1_msm)?;
-        times.g1_msms += t.elapsed();
-
+    // B′ in G2 runs on a CPU thread while the device works on G1 (DESIGN §4).
+    let g2_sums = |times_g2: &mut std::time::Duration| -> Result<Vec<G2Projective>> {
         let t = Instant::now();
         let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
         let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
-        let b2_sum: G2Projective = backend.msm_g2(&srs.b_g2[..b_inp_points], &b_inp)? + b2.sum(ci, g2_add, g2_msm)?;
-        times.g2_msm += t.elapsed();
+        let sums = (0..batch.circuits.len())
+            .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &b_inp[ci])? + b2.sum(ci, g2_add, g2_msm)?))
+            .collect::<Result<Vec<_>>>();
+        *times_g2 += t.elapsed();
+        sums
+    };
+    let g1_sums = |times: &mut PhaseTimes| -> Result<Vec<(G1Projective, G1Projective, G1Projective, G1Projective)>> {
+        let mut out = Vec::with_capacity(batch.circuits.len());
+        for (ci, c) in batch.circuits.iter().enumerate() {
+            let t = Instant::now();
+            let coeffs = backend.quotient(c.a, c.b, c.c, n)?;
+            times.ntt += t.elapsed();
 
-        out.push(Intermediates { h, l: l_sum, a: a_sum, b_g1: b1_sum, b_g2: b2_sum });
-    }
+            let t = Instant::now();
+            let h = backend.msm_g1(&srs.h, &coeffs[..srs.h.len()])?;
+            drop(coeffs);
+            times.h_msm += t.elapsed();
+
+            let t = Instant::now();
+            let g1_add = |x: &[G1Affine], m: &[u64]| backend.batch_add_g1(x, m);
+            let g1_msm = |x: &[G1Affine], s: &[Scalar]| backend.msm_g1(x, s);
+            let l_sum = l.sum(ci, g1_add, g1_msm)?;
+            let a_sum = backend.msm_g1(&srs.a[..num_inputs], c.inp)? + a.sum(ci, g1_add, g1_msm)?;
+            let b1_sum = backend.msm_g1(&srs.b_g1[..b_inp_points], &b_inp[ci])? + b1.sum(ci, g1_add, g1_msm)?;
+            times.g1_msms += t.elapsed();
+            out.push((h, l_sum, a_sum, b1_sum));
+        }
+        Ok(out)
+    };
+    let mut g2_time = std::time::Duration::ZERO;
+    let (g1, g2) = std::thread::scope(|scope| {
+        let g2 = scope.spawn(|| g2_sums(&mut g2_time));
+        let g1 = g1_sums(&mut times);
+        (g1, g2.join())
+    });
+    let g2 = match g2 {
+        Ok(r) => r?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    times.g2_msm += g2_time;
+    let out = g1?
+        .into_iter()
+        .zip(g2)
+        .map(|((h, l, a, b_g1), b_g2)| Intermediates { h, l, a, b_g1, b_g2 })
+        .collect();
     Ok((out, times))
 }
