@@ -13,6 +13,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target-gpu}"
 rm -rf gpu-pack && mkdir -p gpu-pack
 cargo build --release -p supraseal-c2-cli --bin supraseal-c2
 cp "$CARGO_TARGET_DIR/release/supraseal-c2" gpu-pack/
+cargo build --release -p supraseal-c2 --example gpu_bench
+cp "$CARGO_TARGET_DIR/release/examples/gpu_bench" gpu-pack/
 list_tests() {
   cargo test --release "$@" --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
@@ -43,6 +45,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
   export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
   ./supraseal-c2 prove --backend gpu --seed 7; echo "rc=$?"
   ./supraseal-c2 prove --backend cpu --seed 7; echo "rc=$?"
+  echo "== kernel timings (host in/out)"
+  ./gpu_bench; echo "rc=$?"
 } 2>&1 | tee "$OUT/gpu-run.log"
 RUN
 chmod +x gpu-pack/run.sh
