@@ -37,5 +37,9 @@ pub mod pipeline;
 pub mod srs;
 
 pub use abi::types::{fr_t, groth16_proof, CAssignment, RustError};
-pub use api::{cuda, generate_groth16_proofs, Assignment, SRS};
+pub use api::{
+    alloc_gpu_mutex, cuda, drop_pending_proof, finish_groth16_proof, free_gpu_mutex, generate_groth16_proof,
+    generate_groth16_proof_on_gpu, generate_groth16_proofs, generate_groth16_proofs_on_gpu, start_groth16_proof,
+    start_groth16_proof_on_gpu, start_groth16_proofs, Assignment, SRS,
+};
 pub use error::{Error, Result};
