@@ -7,87 +7,117 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-// The error returned by every fallible export (16 bytes): `code` 0 means
-// success; otherwise `message` is NULL or a NUL-terminated string allocated
-// with `malloc`, which the caller releases with `free`. Rust callers get
-// `Drop`, which frees it. Same layout as sppark's `cuda::Error`.
+/*
+ The error returned by every fallible export (16 bytes): `code` 0 means
+ success; otherwise `message` is NULL or a NUL-terminated string allocated
+ with `malloc`, which the caller releases with `free`. Rust callers get
+ `Drop`, which frees it. Same layout as sppark's `cuda::Error`.
+ */
 typedef struct RustError {
   int32_t code;
   char *message;
 } RustError;
 
-// The opaque, reference-counted params handle (8 bytes). `ptr` is NULL for an
-// empty handle or the result of `Arc::into_raw` on the loaded [`crate::srs::Srs`].
-// The Rust API ([`SRS::try_new`], `Clone`, `Drop`) manages the count for you;
-// C callers pair every `create_SRS`/`clone_SRS` with one `drop_SRS`.
+/*
+ The opaque, reference-counted params handle (8 bytes). `ptr` is NULL for an
+ empty handle or the result of `Arc::into_raw` on the loaded [`crate::srs::Srs`].
+ The Rust API ([`SRS::try_new`], `Clone`, `Drop`) manages the count for you;
+ C callers pair every `create_SRS`/`clone_SRS` with one `drop_SRS`.
+ */
 typedef struct SRS {
   const void *ptr;
 } SRS;
 
-// An element of Fr: 4 × u64, Montgomery form, little-endian limbs (32 bytes),
-// the layout of blst's `blst_fr` and blstrs' `Scalar`.
+/*
+ An element of Fr: 4 × u64, Montgomery form, little-endian limbs (32 bytes),
+ the layout of blst's `blst_fr` and blstrs' `Scalar`.
+ */
 typedef struct fr_t {
   uint64_t limbs[4];
 } fr_t;
 
-// One circuit's witness as bellperson's prover builds it (17 machine words,
-// 136 bytes). Field order is the compatibility contract (supraseal's
-// `Assignment<fr_t>`). Density pointers are bit vectors of u64 words: bit i
-// is bit (i % 64) of word i / 64. `a`, `b`, `c` hold `abc_size` evaluations
-// each; scalars are [`fr_t`] (Montgomery form).
-//
-// The C name is `Assignment` (renamed by cbindgen).
+/*
+ One circuit's witness as bellperson's prover builds it (17 machine words,
+ 136 bytes). Field order is the compatibility contract (supraseal's
+ `Assignment<fr_t>`). Density pointers are bit vectors of u64 words: bit i
+ is bit (i % 64) of word i / 64. `a`, `b`, `c` hold `abc_size` evaluations
+ each; scalars are [`fr_t`] (Montgomery form).
+
+ The C name is `Assignment` (renamed by cbindgen).
+ */
 typedef struct Assignment {
-  // A-density of aux variables: `a_aux_bit_len` bits, `a_aux_popcount` ones.
+  /*
+   A-density of aux variables: `a_aux_bit_len` bits, `a_aux_popcount` ones.
+   */
   const uint64_t *a_aux_density;
   size_t a_aux_bit_len;
   size_t a_aux_popcount;
-  // B-density of input variables.
+  /*
+   B-density of input variables.
+   */
   const uint64_t *b_inp_density;
   size_t b_inp_bit_len;
   size_t b_inp_popcount;
-  // B-density of aux variables.
+  /*
+   B-density of aux variables.
+   */
   const uint64_t *b_aux_density;
   size_t b_aux_bit_len;
   size_t b_aux_popcount;
-  // Evaluations of the A, B, C polynomials at the constraints.
+  /*
+   Evaluations of the A, B, C polynomials at the constraints.
+   */
   const struct fr_t *a;
   const struct fr_t *b;
   const struct fr_t *c;
   size_t abc_size;
-  // Input (public) variable values; index 0 is the constant one.
+  /*
+   Input (public) variable values; index 0 is the constant one.
+   */
   const struct fr_t *inp_assignment_data;
   size_t inp_assignment_size;
-  // Aux (private) variable values.
+  /*
+   Aux (private) variable values.
+   */
   const struct fr_t *aux_assignment_data;
   size_t aux_assignment_size;
 } Assignment;
 
-// An element of Fp: 6 × u64, Montgomery form, little-endian limbs (48 bytes).
+/*
+ An element of Fp: 6 × u64, Montgomery form, little-endian limbs (48 bytes).
+ */
 typedef struct fp_t {
   uint64_t limbs[6];
 } fp_t;
 
-// A G1 point in affine coordinates (96 bytes); infinity is x = y = 0.
+/*
+ A G1 point in affine coordinates (96 bytes); infinity is x = y = 0.
+ */
 typedef struct g1_affine_t {
   struct fp_t x;
   struct fp_t y;
 } g1_affine_t;
 
-// An element of Fp2 = `c0 + c1·u` (96 bytes).
+/*
+ An element of Fp2 = `c0 + c1·u` (96 bytes).
+ */
 typedef struct fp2_t {
   struct fp_t c0;
   struct fp_t c1;
 } fp2_t;
 
-// A G2 point in affine coordinates (192 bytes); infinity is all zero.
+/*
+ A G2 point in affine coordinates (192 bytes); infinity is all zero.
+ */
 typedef struct g2_affine_t {
   struct fp2_t x;
   struct fp2_t y;
 } g2_affine_t;
 
-// A Groth16 proof `{ A ∈ G1, B ∈ G2, C ∈ G1 }` (384 bytes), the in-memory
-// layout of bellperson's `Proof<Bls12>`.
+/*
+ A Groth16 proof `{ A ∈ G1, B ∈ G2, C ∈ G1 }` (384 bytes), the in-memory
+ layout of bellperson's `Proof<Bls12>`.
+ */
 typedef struct groth16_proof {
   struct g1_affine_t a;
   struct g2_affine_t b;
@@ -98,112 +128,132 @@ typedef struct groth16_proof {
 extern "C" {
 #endif // __cplusplus
 
-// Loads (or fetches from the cache) a params file.
-//
-// C: `RustError create_SRS(SRS* ret, const char* params_path, bool cache);`
-//
-// `params_path` is a NUL-terminated path (UTF-8 not required). On success
-// `*ret` holds one reference, released with `drop_SRS`. `cache = true` shares
-// one loaded key per path through an LRU cache of 4 entries; `cache = false`
-// always loads. Errors: `EINVAL` (NULL argument, malformed file: the message
-// names the file, section and byte offset), `ENOENT` (missing file), other
-// errno values for unreadable files. `*ret` is left untouched on error.
-//
-// # Safety
-// `ret` must be writable; `params_path` a valid C string.
+/*
+ Loads (or fetches from the cache) a params file.
+
+ C: `RustError create_SRS(SRS* ret, const char* params_path, bool cache);`
+
+ `params_path` is a NUL-terminated path (UTF-8 not required). On success
+ `*ret` holds one reference, released with `drop_SRS`. `cache = true` shares
+ one loaded key per path through an LRU cache of 4 entries; `cache = false`
+ always loads. Errors: `EINVAL` (NULL argument, malformed file: the message
+ names the file, section and byte offset), `ENOENT` (missing file), other
+ errno values for unreadable files. `*ret` is left untouched on error.
+
+ # Safety
+ `ret` must be writable; `params_path` a valid C string.
+ */
 struct RustError create_SRS(struct SRS *ret, const char *params_path, bool cache);
 
-// Removes the cache entry for this handle's path (no-op when not cached or
-// NULL). Existing handles stay valid.
-//
-// C: `void evict_SRS(const SRS* srs);`
-//
-// # Safety
-// `srs` is NULL or a live handle.
+/*
+ Removes the cache entry for this handle's path (no-op when not cached or
+ NULL). Existing handles stay valid.
+
+ C: `void evict_SRS(const SRS* srs);`
+
+ # Safety
+ `srs` is NULL or a live handle.
+ */
 void evict_SRS(const struct SRS *srs);
 
-// Releases one reference and empties the handle (`ptr = NULL`), so a second
-// `drop_SRS` on the same handle is a no-op. NULL is ignored.
-//
-// C: `void drop_SRS(SRS* srs);`
-//
-// # Safety
-// `srs` is NULL or a handle from `create_SRS`/`clone_SRS`.
+/*
+ Releases one reference and empties the handle (`ptr = NULL`), so a second
+ `drop_SRS` on the same handle is a no-op. NULL is ignored.
+
+ C: `void drop_SRS(SRS* srs);`
+
+ # Safety
+ `srs` is NULL or a handle from `create_SRS`/`clone_SRS`.
+ */
 void drop_SRS(struct SRS *srs);
 
-// Returns a new handle holding one more reference (an empty handle for NULL
-// or an empty input).
-//
-// C: `SRS clone_SRS(const SRS* srs);`
-//
-// # Safety
-// `srs` is NULL or a live handle.
+/*
+ Returns a new handle holding one more reference (an empty handle for NULL
+ or an empty input).
+
+ C: `SRS clone_SRS(const SRS* srs);`
+
+ # Safety
+ `srs` is NULL or a live handle.
+ */
 struct SRS clone_SRS(const struct SRS *srs);
 
-// Creates a lock handle (a memory lock and a compute lock for one GPU,
-// DESIGN §5). Free it with `destroy_gpu_mutex` once no call uses it.
-//
-// C: `void* create_gpu_mutex(void);`
+/*
+ Creates a lock handle (a memory lock and a compute lock for one GPU,
+ DESIGN §5). Free it with `destroy_gpu_mutex` once no call uses it.
+
+ C: `void* create_gpu_mutex(void);`
+ */
 void *create_gpu_mutex(void);
 
-// Frees a lock handle. NULL is ignored. Destroying a handle while a call
-// holds it is a caller error (undefined, as in the reference); other handles
-// are never affected.
-//
-// C: `void destroy_gpu_mutex(void* handle);`
-//
-// # Safety
-// `handle` is NULL or came from `create_gpu_mutex` and is not used afterwards.
+/*
+ Frees a lock handle. NULL is ignored. Destroying a handle while a call
+ holds it is a caller error (undefined, as in the reference); other handles
+ are never affected.
+
+ C: `void destroy_gpu_mutex(void* handle);`
+
+ # Safety
+ `handle` is NULL or came from `create_gpu_mutex` and is not used afterwards.
+ */
 void destroy_gpu_mutex(void *handle);
 
-// Proves `num_circuits` circuits and writes one proof per circuit.
-//
-// C: `RustError generate_groth16_proofs_c(const Assignment provers[], size_t
-// num_circuits, const fr_t r_s[], const fr_t s_s[], groth16_proof proofs[],
-// const SRS* srs, void* gpu_mtx, int gpu_index);`
-//
-// The caller's buffers are only read, and only during the call. `r_s`,
-// `s_s` and `proofs` must hold `num_circuits` elements: their length cannot
-// be checked. `gpu_mtx` NULL selects the default lock of the device;
-// `gpu_index` ≥ 0 pins the device, −1 lets the library choose. On success
-// every `proofs[i]` is written; on error none is. Errors: `EINVAL` (any
-// validation failure: the message names the argument, expected vs got),
-// `ENODEV` (GPU backend demanded, none usable), `EFAULT` (internal panic).
-//
-// # Safety
-// All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
+/*
+ Proves `num_circuits` circuits and writes one proof per circuit.
+
+ C: `RustError generate_groth16_proofs_c(const Assignment provers[], size_t
+ num_circuits, const fr_t r_s[], const fr_t s_s[], groth16_proof proofs[],
+ const SRS* srs, void* gpu_mtx, int gpu_index);`
+
+ The caller's buffers are only read, and only during the call. `r_s`,
+ `s_s` and `proofs` must hold `num_circuits` elements: their length cannot
+ be checked. `gpu_mtx` NULL selects the default lock of the device;
+ `gpu_index` ≥ 0 pins the device, −1 lets the library choose. On success
+ every `proofs[i]` is written; on error none is. Errors: `EINVAL` (any
+ validation failure: the message names the argument, expected vs got),
+ `ENODEV` (GPU backend demanded, none usable), `EFAULT` (internal panic).
+
+ # Safety
+ All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
+ */
 struct RustError generate_groth16_proofs_c(const struct Assignment *provers, size_t num_circuits, const struct fr_t *r_s, const struct fr_t *s_s, struct groth16_proof *proofs, const struct SRS *srs, void *gpu_mtx, int gpu_index);
 
-// Split form, part 1: validates, runs the device (or CPU) work and returns a
-// pending handle in `*pending_out`. The handle owns every value it needs
-// later; the caller's buffers are not read after this returns.
-//
-// C: `RustError generate_groth16_proofs_start_c(const Assignment provers[],
-// size_t num_circuits, const fr_t r_s[], const fr_t s_s[], const SRS* srs,
-// void* gpu_mtx, int gpu_index, void** pending_out);`
-//
-// Errors as `generate_groth16_proofs_c`, plus `EINVAL` for a NULL
-// `pending_out`; on error `*pending_out` is set to NULL (when writable).
-//
-// # Safety
-// As `generate_groth16_proofs_c`; `pending_out` writable.
+/*
+ Split form, part 1: validates, runs the device (or CPU) work and returns a
+ pending handle in `*pending_out`. The handle owns every value it needs
+ later; the caller's buffers are not read after this returns.
+
+ C: `RustError generate_groth16_proofs_start_c(const Assignment provers[],
+ size_t num_circuits, const fr_t r_s[], const fr_t s_s[], const SRS* srs,
+ void* gpu_mtx, int gpu_index, void** pending_out);`
+
+ Errors as `generate_groth16_proofs_c`, plus `EINVAL` for a NULL
+ `pending_out`; on error `*pending_out` is set to NULL (when writable).
+
+ # Safety
+ As `generate_groth16_proofs_c`; `pending_out` writable.
+ */
 struct RustError generate_groth16_proofs_start_c(const struct Assignment *provers, size_t num_circuits, const struct fr_t *r_s, const struct fr_t *s_s, const struct SRS *srs, void *gpu_mtx, int gpu_index, void **pending_out);
 
-// Split form, part 2: joins the CPU work, runs the epilogue, writes
-// `num_circuits` proofs and frees the pending handle (as the reference's
-// finalize does). A handle that is not live (NULL, already finalized or
-// destroyed) gives `EINVAL` and touches nothing.
-//
-// C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
-//
-// # Safety
-// `proofs` holds as many elements as the start call had circuits.
+/*
+ Split form, part 2: joins the CPU work, runs the epilogue, writes
+ `num_circuits` proofs and frees the pending handle (as the reference's
+ finalize does). A handle that is not live (NULL, already finalized or
+ destroyed) gives `EINVAL` and touches nothing.
+
+ C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
+
+ # Safety
+ `proofs` holds as many elements as the start call had circuits.
+ */
 struct RustError finalize_groth16_proof_c(void *pending, struct groth16_proof *proofs);
 
-// Frees a pending handle without finalizing. NULL, and handles already
-// finalized or destroyed, are ignored.
-//
-// C: `void destroy_pending_proof(void* pending);`
+/*
+ Frees a pending handle without finalizing. NULL, and handles already
+ finalized or destroyed, are ignored.
+
+ C: `void destroy_pending_proof(void* pending);`
+ */
 void destroy_pending_proof(void *pending);
 
 #ifdef __cplusplus

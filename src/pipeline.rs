@@ -77,7 +77,7 @@ pub unsafe fn start(
 ) -> Result<Pending> {
     let t0 = Instant::now();
     // SAFETY: forwarded contract.
-    let key = unsafe { srs_ref("generate_groth16_proofs", srs) }?;
+    let key = unsafe { srs_ref(srs) }?;
     // Hold our own reference for the pending handle's lifetime.
     // SAFETY: `srs` is a live handle (checked above); its ptr came from Arc::into_raw.
     let key_arc = unsafe {

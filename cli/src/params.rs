@@ -16,7 +16,7 @@ use crate::circuits::{Instance, Kind};
 /// The cache folder: `$SUPRASEAL_C2_CACHE`, else `$XDG_CACHE_HOME/supraseal-c2`,
 /// else `$HOME/.cache/supraseal-c2`, else the system temp dir.
 pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("SUPRASEAL_C2_CACHE") {
+    if let Some(d) = std::env::var_os("SUPRASEAL_C2_CACHE").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -26,9 +26,14 @@ pub fn cache_dir() -> PathBuf {
     base.join("supraseal-c2")
 }
 
-/// Path of the cached params file for a circuit shape inside `dir`.
+/// Version of the circuits' shapes: bumped whenever a circuit changes, so a
+/// cached file of an older shape is never used for the new one.
+pub const CIRCUIT_VERSION: u32 = 2;
+
+/// Path of the cached params file for a circuit shape inside `dir`:
+/// `<circuit>-k<K>-v<CIRCUIT_VERSION>.params`.
 pub fn params_path(dir: &Path, kind: Kind, log_constraints: u32) -> PathBuf {
-    dir.join(format!("{}-k{}.params", kind.name(), log_constraints))
+    dir.join(format!("{}-k{}-v{CIRCUIT_VERSION}.params", kind.name(), log_constraints))
 }
 
 /// Returns the params file for the shape, generating it first if missing.
@@ -43,14 +48,24 @@ pub fn ensure(dir: &Path, kind: Kind, log_constraints: u32, seed: u64) -> Result
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed ^ 0x7061_7261_6d73);
     let params = generate_random_parameters::<Bls12, _, _>(Instance::shape(kind, log_constraints), &mut rng)
         .context("bellperson parameter generation")?;
-    let tmp = path.with_extension(format!("params.tmp{}", std::process::id()));
+    // A private temp name (process and thread), then a hard link, which fails
+    // if another generator got there first: the first file wins and every
+    // reader sees one consistent parameter set (proving and verifying key).
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("params.tmp{}-{unique}", std::process::id()));
     {
         let mut w = BufWriter::new(File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?);
         params.write(&mut w).context("writing params")?;
         std::io::Write::flush(&mut w)?;
     }
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok((path, true))
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok((path, true)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok((path, false)),
+        Err(e) => Err(e).with_context(|| format!("publishing {}", path.display())),
+    }
 }
 
 /// Reads the verifying key from the start of a params file.

@@ -54,6 +54,7 @@ fn expect_einval(r: Result<Vec<groth16_proof>, AbiError>, needle: &str) {
         Err(e) => {
             assert_eq!(e.code, EINVAL, "code for {needle:?}: {}", e.message);
             assert!(e.message.contains(needle), "message {:?} should contain {needle:?}", e.message);
+            assert!(e.message.starts_with("generate_groth16_proofs_c: "), "message names the function: {:?}", e.message);
         }
     }
 }

@@ -17,14 +17,14 @@ use crate::srs::{self, Srs};
 /// # Safety
 /// `srs` is NULL or points to an `SRS` produced by `create_SRS`/`clone_SRS`
 /// and not yet dropped.
-pub(crate) unsafe fn srs_ref<'a>(func: &str, srs: *const SRS) -> Result<&'a Srs> {
+pub(crate) unsafe fn srs_ref<'a>(srs: *const SRS) -> Result<&'a Srs> {
     if srs.is_null() {
-        return Err(Error::invalid(format!("{func}: srs is NULL")));
+        return Err(Error::invalid("srs is NULL"));
     }
     // SAFETY: non-NULL and valid by the caller's contract.
     let ptr = unsafe { (*srs).ptr };
     if ptr.is_null() {
-        return Err(Error::invalid(format!("{func}: srs is an empty handle (ptr is NULL; dropped or never created)")));
+        return Err(Error::invalid("srs is an empty handle (ptr is NULL; dropped or never created)"));
     }
     // SAFETY: `ptr` came from `Arc::into_raw` and the caller holds a reference.
     Ok(unsafe { &*(ptr as *const Srs) })
@@ -47,10 +47,10 @@ pub(crate) unsafe fn srs_ref<'a>(func: &str, srs: *const SRS) -> Result<&'a Srs>
 pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, cache: bool) -> RustError {
     guard_err("create_SRS", || {
         if ret.is_null() {
-            return Err(Error::invalid("create_SRS: ret is NULL"));
+            return Err(Error::invalid("ret is NULL"));
         }
         if params_path.is_null() {
-            return Err(Error::invalid("create_SRS: params_path is NULL"));
+            return Err(Error::invalid("params_path is NULL"));
         }
         // SAFETY: non-NULL C string by contract.
         let bytes = unsafe { CStr::from_ptr(params_path) }.to_bytes();
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, c
 pub unsafe extern "C" fn evict_SRS(srs: *const SRS) {
     guard("evict_SRS", |_| (), || {
         // SAFETY: forwarded contract.
-        if let Ok(s) = unsafe { srs_ref("evict_SRS", srs) } {
+        if let Ok(s) = unsafe { srs_ref(srs) } {
             srs::evict(s);
         }
     })
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn generate_groth16_proofs_c(
 ) -> RustError {
     guard_err("generate_groth16_proofs_c", || {
         if proofs.is_null() {
-            return Err(Error::invalid("generate_groth16_proofs_c: proofs is NULL"));
+            return Err(Error::invalid("proofs is NULL"));
         }
         // SAFETY: forwarded contract.
         let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
@@ -220,7 +220,7 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
 ) -> RustError {
     guard_err("generate_groth16_proofs_start_c", || {
         if pending_out.is_null() {
-            return Err(Error::invalid("generate_groth16_proofs_start_c: pending_out is NULL"));
+            return Err(Error::invalid("pending_out is NULL"));
         }
         // SAFETY: non-NULL and writable by contract.
         unsafe { pending_out.write(std::ptr::null_mut()) };
@@ -245,11 +245,11 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
 pub unsafe extern "C" fn finalize_groth16_proof_c(pending: *mut c_void, proofs: *mut groth16_proof) -> RustError {
     guard_err("finalize_groth16_proof_c", || {
         if proofs.is_null() {
-            return Err(Error::invalid("finalize_groth16_proof_c: proofs is NULL"));
+            return Err(Error::invalid("proofs is NULL"));
         }
         let p: Box<Pending> = pipeline::unregister(pending).ok_or_else(|| {
             Error::invalid(format!(
-                "finalize_groth16_proof_c: pending = {pending:p} is not a live pending proof (NULL, finalized or destroyed)"
+                "pending = {pending:p} is not a live pending proof (NULL, finalized or destroyed)"
             ))
         })?;
         // SAFETY: forwarded contract.

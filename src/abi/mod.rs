@@ -25,7 +25,16 @@ pub(crate) fn guard<T>(func: &str, on_panic: impl FnOnce(Error) -> T, f: impl Fn
     }
 }
 
-/// [`guard`] for functions that return a `RustError`.
+/// [`guard`] for functions that return a `RustError`. Every message names the
+/// exported function: it is prefixed with `func: ` unless it already starts so.
 pub(crate) fn guard_err(func: &str, f: impl FnOnce() -> Result<()>) -> types::RustError {
-    guard(func, types::RustError::from, || f().into())
+    guard(func, types::RustError::from, || {
+        f().map_err(|mut e| {
+            if !e.message.starts_with(func) {
+                e.message = format!("{func}: {}", e.message);
+            }
+            e
+        })
+        .into()
+    })
 }
