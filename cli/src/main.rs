@@ -20,6 +20,8 @@ use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::Witness;
 use supraseal_c2_cli::{ffi, kit, params};
 
+mod fixture;
+
 #[derive(Parser)]
 #[command(version, about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
 struct Cli {
@@ -38,6 +40,8 @@ enum Backend {
 enum Command {
     /// Synthesize circuits, prove them through the C ABI, verify with bellperson.
     Prove(ProveArgs),
+    /// Write test fixtures for C/Go callers: params, witnesses, r/s, expected proofs.
+    Fixture(fixture::FixtureArgs),
 }
 
 #[derive(clap::Args)]
@@ -171,6 +175,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Prove(args) => prove(args),
+        Command::Fixture(args) => fixture::run(args).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -1,0 +1,3 @@
+module supraseal-c2/ffi-tests/go
+
+go 1.19
