@@ -54,8 +54,9 @@ tools() {
 
 builds() {
     cargo build --release -p supraseal-c2 -p supraseal-c2-cli
-    # The second library: the dev profile, in its own target dir.
-    cargo build -p supraseal-c2 --target-dir "$alt"
+    # The second library: a CPU-only build (no kernels: NVCC=off) with the dev
+    # profile, in its own target dir.
+    NVCC=off cargo build -p supraseal-c2 --target-dir "$alt"
     if cmp -s "$target/release/libsupraseal_c2.so" "$alt/debug/libsupraseal_c2.so"; then
         echo "the two library builds are identical: the swap test would prove nothing" >&2
         exit 1
@@ -92,12 +93,12 @@ go_test() {
 }
 
 step "tools (cmake, go, pkg-config)" tools
-step "cargo build (release + debug library)" builds
+step "cargo build (release library + CPU-only debug library)" builds
 step "scripts/install.sh $prefix" scripts/install.sh --no-build "$prefix"
 step "supraseal-c2 fixture" gen_fixtures
 step "cmake build ffi-tests/c" ctest_build
 step "ctest: installed release library" ctest_run
-step "ctest: LD_LIBRARY_PATH=debug build" ctest_run LD_LIBRARY_PATH="$alt/debug"
+step "ctest: LD_LIBRARY_PATH=CPU-only debug build" ctest_run LD_LIBRARY_PATH="$alt/debug"
 step "go test ./... (cgo, pkg-config)" go_test
 
 echo "=== ffi-tests: all passed in $((SECONDS - start))s"
