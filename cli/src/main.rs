@@ -46,24 +46,27 @@ enum Command {
 
 #[derive(clap::Args)]
 struct ProveArgs {
-    /// Circuit to prove.
-    #[arg(long, value_enum, default_value = "sha256")]
-    circuit: Kind,
-    /// Target size: about 2^K constraints per circuit.
-    #[arg(long = "log-constraints", value_name = "K", default_value_t = 17,
+    /// Circuit to prove [default: sha256].
+    #[arg(long, value_enum)]
+    circuit: Option<Kind>,
+    /// Target size: about 2^K constraints per circuit [default: 17]. sha256
+    /// needs K >= 15 (one 64-byte block is about 26,600 constraints).
+    #[arg(long = "log-constraints", value_name = "K",
           value_parser = clap::value_parser!(u32).range(8..=27))]
-    log_constraints: u32,
+    log_constraints: Option<u32>,
     /// Circuits per call (one proof each).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     circuits: u64,
     /// Use this params file instead of the cache. A name of the form
-    /// `<circuit>-k<K>.params` selects the matching circuit; otherwise
-    /// --circuit and --log-constraints must describe it.
+    /// `<circuit>-k<K>[-v<N>].params` selects the matching circuit (explicit
+    /// --circuit/--log-constraints must then agree); otherwise those flags
+    /// must describe it.
     #[arg(long, value_name = "PATH")]
     params: Option<PathBuf>,
-    /// Backend (sets SUPRASEAL_C2_BACKEND for the library).
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: Backend,
+    /// Backend; when given it overrides SUPRASEAL_C2_BACKEND for the library
+    /// (default: that variable, else auto).
+    #[arg(long, value_enum)]
+    backend: Option<Backend>,
     /// Seed for witnesses and r, s (random when omitted).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
@@ -81,27 +84,55 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
-/// Circuit and size from a file name `<circuit>-k<K>.params`, if it has that form.
+/// Circuit and size from a file name `<circuit>-k<K>[-v<N>].params`, if it has that form.
 fn shape_from_name(path: &std::path::Path) -> Option<(Kind, u32)> {
     let stem = path.file_name()?.to_str()?.strip_suffix(".params")?;
+    let stem = match stem.rsplit_once("-v") {
+        Some((head, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => stem,
+    };
     let (kind, k) = stem.rsplit_once("-k")?;
     let kind = Kind::from_str(kind, true).ok()?;
     Some((kind, k.parse().ok()?))
 }
 
 fn prove(args: ProveArgs) -> Result<bool> {
-    let backend = match args.backend {
-        Backend::Cpu => "cpu",
-        Backend::Gpu => "gpu",
-        Backend::Auto => "auto",
+    if let Some(b) = args.backend {
+        let name = match b {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+            Backend::Auto => "auto",
+        };
+        // Single-threaded here, before any library call.
+        std::env::set_var("SUPRASEAL_C2_BACKEND", name);
+    }
+    let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().to_ascii_lowercase();
+    let backend = match requested.as_str() {
+        "cpu" => "cpu".to_string(),
+        "gpu" => "gpu".to_string(),
+        _ if supraseal_c2::gpu::device_count() > 0 => "gpu (auto)".to_string(),
+        _ if requested.is_empty() || requested == "auto" => "cpu (auto: no usable GPU)".to_string(),
+        other => other.to_string(), // the library reports the invalid value
     };
-    // SAFETY (of set_var): single-threaded here, before any library call.
-    std::env::set_var("SUPRASEAL_C2_BACKEND", backend);
+    println!("backend: {backend}");
     let seed = args.seed.unwrap_or_else(|| rand::thread_rng().gen());
-    let (kind, k) = match &args.params {
-        Some(p) => shape_from_name(p).unwrap_or((args.circuit, args.log_constraints)),
-        None => (args.circuit, args.log_constraints),
+    let (kind, k) = match args.params.as_deref().and_then(shape_from_name) {
+        Some((kind, k)) => {
+            if args.circuit.is_some_and(|c| c != kind) || args.log_constraints.is_some_and(|x| x != k) {
+                bail!(
+                    "--params names a {}-k{k} file but --circuit/--log-constraints ask for {}-k{}",
+                    kind.name(),
+                    args.circuit.unwrap_or(kind).name(),
+                    args.log_constraints.unwrap_or(k)
+                );
+            }
+            (kind, k)
+        }
+        None => (args.circuit.unwrap_or(Kind::Sha256), args.log_constraints.unwrap_or(17)),
     };
+    if kind == Kind::Sha256 && k < 15 {
+        bail!("the sha256 circuit's smallest instance (one block) has about 2^15 constraints: use --log-constraints 15 or more, or --circuit mimc");
+    }
     let n = args.circuits as usize;
     println!("circuit: {} (about 2^{k} constraints), {n} circuit(s) per call, seed {seed}", kind.name());
 
@@ -123,7 +154,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
 
     let pb = spinner("loading params through create_SRS");
     let t = Instant::now();
-    let srs = ffi::Params::open(&params_path, true).map_err(|e| anyhow::anyhow!("create_SRS: {e}"))?;
+    let srs = ffi::Params::open(&params_path, true).map_err(|e| anyhow::anyhow!("{e}"))?;
     let vk = params::read_vk(&params_path)?;
     pb.finish_and_clear();
     println!("load: {}", ms(t.elapsed()));
@@ -155,8 +186,8 @@ fn prove(args: ProveArgs) -> Result<bool> {
     let t = Instant::now();
     let proofs = ffi::prove(&srs, &ws, &r, &s, std::ptr::null_mut(), -1);
     pb.finish_and_clear();
-    let proofs = proofs.map_err(|e| anyhow::anyhow!("generate_groth16_proofs_c: {e}"))?;
-    println!("prove: {} for {n} proof(s) (backend {backend})", ms(t.elapsed()));
+    let proofs = proofs.map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("prove: {} for {n} proof(s)", ms(t.elapsed()));
 
     let t = Instant::now();
     let ok = proofs.iter().zip(&witnesses).filter(|(p, (_, inputs))| ffi::verify(&vk, p, inputs)).count();
