@@ -40,6 +40,10 @@
 //! alignment, counts against the params file, densities) and never writes
 //! through these pointers.
 
+// The reference API passes raw lock and pending handles to safe functions;
+// the signatures are the compatibility contract, so the lint is allowed here.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::path::PathBuf;

@@ -34,6 +34,11 @@ impl Pending {
         self.sums.len()
     }
 
+    /// Whether the pending proof holds no circuit (never true for a started call).
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
     /// Runs the epilogue and writes `self.len()` proofs.
     ///
     /// # Safety
