@@ -132,13 +132,42 @@ fn expect_eq(what: impl Fn() -> String, got: usize, want: usize, because: &str) 
     }
 }
 
+/// The BLS12-381 scalar field modulus r, little-endian u64 limbs.
+const MODULUS_R: [u64; 4] = [0xffff_ffff_0000_0001, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+
+/// Whether a Montgomery-form element's representation is below r.
+fn is_canonical(s: &Scalar) -> bool {
+    let l = blst::blst_fr::from(*s).l;
+    for i in (0..4).rev() {
+        if l[i] != MODULUS_R[i] {
+            return l[i] < MODULUS_R[i];
+        }
+    }
+    false
+}
+
+/// Rejects scalars whose representation is not below r (they are not field
+/// elements; the reference would silently compute with them). Parallel scan.
+pub(crate) fn check_canonical(v: &[Scalar], what: impl Fn() -> String) -> Result<()> {
+    use rayon::prelude::*;
+    match v.par_iter().position_first(|s| !is_canonical(s)) {
+        None => Ok(()),
+        Some(j) => Err(Error::invalid(format!(
+            "{}[{j}] is not a canonical field element: its Montgomery representation {:016x?} is not below r",
+            what(),
+            blst::blst_fr::from(v[j]).l
+        ))),
+    }
+}
+
 /// Validates `provers` against `srs` and returns the borrowed view.
 ///
 /// Errors (all `EINVAL`): `provers` NULL or `num_circuits` 0; a NULL or
 /// misaligned pointer whose size is non-zero; bit lengths that differ from the
 /// variable counts; popcounts that differ from the bit vectors; SRS query
 /// lengths that differ from the assignment; `abc_size` of 0 or beyond the
-/// domain; circuits that differ in any size or density bit.
+/// domain; circuits that differ in any size or density bit; any scalar whose
+/// representation is not below r (rejected, not reduced).
 ///
 /// # Safety
 /// `provers` must point to `num_circuits` readable `Assignment`s whose pointers
@@ -217,6 +246,9 @@ pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs
                 aux: scalars(p.aux_assignment_data, p.aux_assignment_size, || format!("provers[{i}].aux_assignment_data"))?,
             }
         };
+        for (name, v) in [("a", c.a), ("b", c.b), ("c", c.c), ("inp_assignment_data", c.inp), ("aux_assignment_data", c.aux)] {
+            check_canonical(v, || format!("provers[{i}].{name}"))?;
+        }
         circuits.push(c);
     }
     Ok(Batch { circuits, a_aux, b_inp, b_aux, abc_size: p0.abc_size })

@@ -94,6 +94,8 @@ pub unsafe fn start(
     let batch = unsafe { crate::assignment::validate(provers, num_circuits, key) }?;
     let r = unsafe { copy_scalars(r_s, num_circuits, "r_s") }?;
     let s = unsafe { copy_scalars(s_s, num_circuits, "s_s") }?;
+    crate::assignment::check_canonical(&r, || "r_s".into())?;
+    crate::assignment::check_canonical(&s, || "s_s".into())?;
     if gpu_index < -1 {
         return Err(Error::invalid(format!("gpu_index is {gpu_index} but must be -1 (any) or a device index ≥ 0")));
     }

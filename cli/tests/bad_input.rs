@@ -192,3 +192,40 @@ fn bad_gpu_index_and_lock_handle_are_rejected() {
     });
     expect_einval(e.map(|_| Vec::new()), "is not a live handle from create_gpu_mutex");
 }
+
+#[test]
+fn non_canonical_scalars_are_rejected_not_reduced() {
+    let f = fixture(2);
+    // r itself (and anything above it) is not a field element's representation.
+    let r_limbs = [0xffff_ffff_0000_0001u64, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+    let mut aux = f.witnesses[1].aux.clone();
+    let j = aux.len() / 3;
+    aux[j] = blstrs::Scalar::from(blst::blst_fr { l: r_limbs });
+    let ptr = aux.as_ptr() as *const fr_t;
+    expect_einval(
+        edited(&f, |p| p[1].aux_assignment_data = ptr),
+        &format!("provers[1].aux_assignment_data[{j}] is not a canonical field element"),
+    );
+    let mut a = f.witnesses[0].a.clone();
+    a[0] = blstrs::Scalar::from(blst::blst_fr { l: [u64::MAX; 4] });
+    let ptr = a.as_ptr() as *const fr_t;
+    expect_einval(edited(&f, |p| p[0].a = ptr), "provers[0].a[0] is not a canonical field element");
+
+    let provers: Vec<CAssignment> = f.witnesses.iter().map(Witness::assignment).collect();
+    let mut bad_r = f.r.clone();
+    bad_r[1] = blstrs::Scalar::from(blst::blst_fr { l: r_limbs });
+    let mut proofs = vec![groth16_proof::default(); 2];
+    let e = ffi::check(unsafe {
+        ffi::generate_groth16_proofs_c(
+            provers.as_ptr(),
+            2,
+            bad_r.as_ptr() as *const fr_t,
+            f.s.as_ptr() as *const fr_t,
+            proofs.as_mut_ptr(),
+            f.srs.raw(),
+            std::ptr::null_mut(),
+            -1,
+        )
+    });
+    expect_einval(e.map(|_| Vec::new()), "r_s[1] is not a canonical field element");
+}
