@@ -65,6 +65,21 @@ impl std::fmt::Debug for Srs {
     }
 }
 
+/// Number of loaded keys alive in the process (cache entries and handles
+/// share one); for leak checks in tests and diagnostics.
+static LIVE_KEYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many loaded keys are alive right now.
+pub fn live_keys() -> usize {
+    LIVE_KEYS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+impl Drop for Srs {
+    fn drop(&mut self) {
+        LIVE_KEYS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 impl Srs {
     /// log2 of the evaluation domain: `k = ceil(log2(h.len() + 1))`.
     pub fn lg_domain_size(&self) -> u32 {
@@ -131,6 +146,7 @@ impl Parser<'_> {
         if h.is_empty() {
             return Err(self.err("h", 0, "the h section is empty (no evaluation domain)".into()));
         }
+        LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(Srs { path: self.path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
     }
 
