@@ -55,7 +55,7 @@ fn c2() -> Result<()> {
     println!("machine: {}", machine());
     println!("facts: {}", facts(&config)?);
     let sealed = seal_to_c1(&config, &mut rand::thread_rng())?;
-    println!("add_piece + PC1 + PC2 + C1: {:.1} s", sealed.seal_secs);
+    println!("add_piece + PC1 + PC2 + C1: {:.3} s", sealed.seal_secs);
     let (proof, cold) = sealed.c2()?;
     let (proof2, warm) = sealed.c2()?;
     ensure!(sealed.verify(sealed.seed, &proof)?, "verify_seal false for the first proof");

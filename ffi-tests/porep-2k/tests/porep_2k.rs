@@ -24,7 +24,7 @@ fn porep_2k_c2_through_supraseal_c2() {
     assert_eq!(facts.partitions, 1);
 
     let sealed = seal_to_c1(&config, &mut rand::thread_rng()).unwrap();
-    println!("add_piece + PC1 + PC2 + C1: {:.1} s", sealed.seal_secs);
+    println!("add_piece + PC1 + PC2 + C1: {:.3} s", sealed.seal_secs);
 
     // seal_commit_phase2 proves through our library and then runs
     // filecoin-proofs' own post-seal verify_seal (an error if false).
