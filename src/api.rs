@@ -90,6 +90,19 @@ impl SRS {
         }
     }
 
+    /// A handle owning one reference to a key built in memory
+    /// ([`crate::srs::Srs::from_parts`]; not cached), as `create_SRS` would return it.
+    pub fn from_key(key: std::sync::Arc<crate::srs::Srs>) -> SRS {
+        SRS { ptr: std::sync::Arc::into_raw(key) as *const std::ffi::c_void }
+    }
+
+    /// Gives up ownership: the C `SRS` value (one pointer), to be released with `drop_SRS`.
+    pub fn into_raw(self) -> *const std::ffi::c_void {
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        ptr
+    }
+
     /// Removes this handle's path from the cache, so that the next
     /// `try_new(path, true)` reloads the file (for instance after it was
     /// replaced). This handle and its clones stay valid; the memory is freed

@@ -3,19 +3,74 @@
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
+use crate::config::Settings;
 use crate::error::Result;
 
+/// One circuit's `[a, b, c]` evaluations as the caller passed them
+/// (`abc_size` scalars each, Montgomery form).
+pub type Abc<'a> = [&'a [Scalar]; 3];
+
+/// One circuit's a, b, c already on the device, zero-padded to the domain
+/// (made in phase 1; what is inside is the backend's business).
+pub struct Staged(pub Box<dyn std::any::Any + Send>);
+
+/// What phase 1 (under the memory lock) decided for a call.
+pub enum Admission {
+    /// The backend has nothing to stage (the CPU backend).
+    NotNeeded,
+    /// Every circuit's inputs are allocated on the device and their uploads
+    /// are issued (maybe still in flight; phase 2 waits on their events).
+    Staged(Vec<Staged>),
+    /// Nothing was allocated; phase 2 allocates and uploads. Says why.
+    Fallback(String),
+}
+
 /// NTT-based quotient, MSM and batch addition, on one device or the CPU.
+///
+/// The pipeline calls, per proving call: [`Backend::pin`] (phase 0, no
+/// lock), [`Backend::prestage`] (phase 1, memory lock), [`Backend::quotient`]
+/// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
+/// [`Backend::unpin`] (phase 3, no lock).
 pub trait Backend: Sync {
     /// Short name for logs and the CLI ("cpu", "gpu").
     fn name(&self) -> &'static str;
+
+    /// Phase 0: page-locks the host a/b/c buffers so that phase-1 uploads are
+    /// asynchronous. Returns `Some(reason)` when they could not all be
+    /// pinned (the call then takes the fallback path). Default: nothing to do.
+    fn pin(&self, _inputs: &[Abc<'_>]) -> Option<String> {
+        None
+    }
+
+    /// Phase 1: decides from measured free memory whether every circuit's
+    /// a, b, c fit on the device, and if so allocates them and issues the
+    /// uploads. Never waits for other streams; any failure is a fallback.
+    fn prestage(&self, _inputs: &[Abc<'_>], _n: usize) -> Admission {
+        Admission::NotNeeded
+    }
+
+    /// End of phase 2: waits for this call's own streams, then returns cached
+    /// pool memory to the device (still under the compute lock). Runs on
+    /// error paths too.
+    fn end_compute(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Phase 3: waits for this call's streams and unpins what [`Backend::pin`] pinned.
+    fn unpin(&self) {}
+
+    /// Free device memory in bytes, where there is a device.
+    fn free_memory(&self) -> Option<usize> {
+        None
+    }
 
     /// The coefficients of `t = (a·b − c) / z` over a domain of `n` elements
     /// (`n` a power of two ≥ `a.len()`; `a`, `b`, `c` are evaluations on the
     /// n-th roots of unity, zero-padded to `n`): inverse NTT, forward NTT on
     /// the coset g·⟨ω⟩ (g = 7), pointwise `(a·b − c)·(gⁿ − 1)⁻¹`, inverse
     /// coset NTT. Returns `n` coefficients (the last one is zero).
-    fn quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -> Result<Vec<Scalar>>;
+    /// `staged` is this circuit's phase-1 upload of the same `abc`, if any.
+    fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<Staged>) -> Result<Vec<Scalar>>;
 
     /// Σ scalars[i]·bases[i] in G1 (equal lengths; scalars in Montgomery form).
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective>;
@@ -37,16 +92,16 @@ pub trait Backend: Sync {
 /// Errors: `ENODEV` for `gpu` when no GPU is usable (the message says why),
 /// a CUDA error number when the device cannot be opened, `EINVAL` for an
 /// unknown value.
-pub fn select(device: usize) -> Result<Box<dyn Backend>> {
+pub fn select(device: usize, settings: Settings) -> Result<Box<dyn Backend>> {
     let choice = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default();
     match choice.trim().to_ascii_lowercase().as_str() {
         "cpu" => Ok(Box::new(crate::cpu::CpuBackend)),
-        "gpu" => crate::gpu::backend(device).map_err(|e| {
+        "gpu" => crate::gpu::backend(device, settings).map_err(|e| {
             crate::error::Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))
         }),
         "" | "auto" => {
             if crate::gpu::device_count() > device {
-                crate::gpu::backend(device)
+                crate::gpu::backend(device, settings)
             } else {
                 Ok(Box::new(crate::cpu::CpuBackend))
             }

@@ -8,11 +8,14 @@
 //!    ([`srs`]: parsed, every point checked, cached).
 //! 2. Phase 0, no lock: every pointer and size is validated into a borrowed
 //!    [`assignment::Batch`]; r and s are copied.
-//! 3. Phases 1–2: the lock handle ([`locks`]) is taken (memory, then compute;
-//!    the CPU backend takes only compute) and [`groth16::compute`] runs the
-//!    split-MSM preparation ([`groth16::split`]), the quotient H (NTTs), and
-//!    the MSMs on a [`backend::Backend`] ([`cpu`]).
-//! 4. Phase 3: [`groth16::epilogue`] blinds with r and s and writes the proofs
+//! 3. [`pipeline::prove`] runs DESIGN §5's phases on a [`backend::Backend`]
+//!    ([`cpu`] or [`gpu`]) with the lock handle ([`locks`]): phase 0 pins
+//!    a/b/c and starts a CPU thread for the split-MSM plans
+//!    ([`groth16::split`]) and B′ in G2; phase 1 pre-stages a/b/c on the
+//!    device under the memory lock (or decides the fallback); phase 2 runs
+//!    the NTTs, H-MSM, batch additions and tails under the compute lock;
+//!    phase 3 unpins and joins. Switches: [`config`].
+//! 4. [`groth16::epilogue`] blinds with r and s and writes the proofs
 //!    ([`pipeline::Pending::finish`]); the split form runs this in `finalize`.
 //!
 //! Layout assumptions (DESIGN §2): a 64-bit little-endian target, where
@@ -28,11 +31,13 @@ pub mod abi;
 pub mod api;
 pub mod assignment;
 pub mod backend;
+pub mod config;
 pub mod cpu;
 pub mod error;
 pub mod gpu;
 pub mod groth16;
 pub mod locks;
+pub mod log;
 pub mod pipeline;
 pub mod srs;
 

@@ -3,14 +3,16 @@
 //!
 //! Protocol: a call takes the memory lock, releases it, then takes the compute
 //! lock; it never holds both and always goes memory before compute, so two
-//! calls can never wait on each other in a cycle. With the CPU backend only
-//! the compute lock is taken, around the compute part.
+//! calls can never wait on each other in a cycle. The CPU backend follows the
+//! same protocol (its phase 1 has nothing to stage), so the ordering is
+//! exercised by CI, which has no GPU.
 //!
 //! A handle from `create_gpu_mutex` is shared by any number of threads. NULL
 //! selects a process-wide default handle per device, created on first use and
 //! never freed.
 
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// The two mutexes guarding one GPU (or the CPU backend's compute).
 #[derive(Debug, Default)]
@@ -70,6 +72,16 @@ impl GpuLocks {
         lock(&self.compute)
     }
 
+    /// Takes the memory lock and measures the wait.
+    pub fn mem_timed(&self) -> Held<'_> {
+        Held::take(&self.mem)
+    }
+
+    /// Takes the compute lock and measures the wait.
+    pub fn compute_timed(&self) -> Held<'_> {
+        Held::take(&self.compute)
+    }
+
     /// Whether the memory lock is free right now (tests and diagnostics).
     pub fn mem_is_free(&self) -> bool {
         self.mem.try_lock().is_ok()
@@ -78,6 +90,52 @@ impl GpuLocks {
     /// Whether the compute lock is free right now (tests and diagnostics).
     pub fn compute_is_free(&self) -> bool {
         self.compute.try_lock().is_ok()
+    }
+}
+
+/// A held lock that knows how long it was waited for and since when it is held.
+pub struct Held<'a> {
+    _guard: MutexGuard<'a, ()>,
+    waited: Duration,
+    acquired: Instant,
+}
+
+/// One completed hold of a lock: when it was asked for, got and given back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// When the lock was requested.
+    pub requested: Instant,
+    /// When it was acquired (`requested` + wait).
+    pub acquired: Instant,
+    /// When it was released.
+    pub released: Instant,
+}
+
+impl Span {
+    /// Time spent waiting for the lock.
+    pub fn wait(&self) -> Duration {
+        self.acquired - self.requested
+    }
+    /// Time the lock was held.
+    pub fn hold(&self) -> Duration {
+        self.released - self.acquired
+    }
+}
+
+impl<'a> Held<'a> {
+    fn take(m: &'a Mutex<()>) -> Self {
+        let requested = Instant::now();
+        let guard = lock(m);
+        let acquired = Instant::now();
+        Held { _guard: guard, waited: acquired - requested, acquired }
+    }
+
+    /// Releases the lock and returns the span it covered.
+    pub fn release(self) -> Span {
+        let released = Instant::now();
+        let span = Span { requested: self.acquired - self.waited, acquired: self.acquired, released };
+        drop(self);
+        span
     }
 }
 

@@ -1,5 +1,7 @@
-//! One proving call from the ABI's point of view: validate (phase 0), take
-//! the locks and compute (phases 1–2), then the epilogue (phase 3).
+//! One proving call from the ABI's point of view: validate, then the phases
+//! of DESIGN §5 ([`prove`]): 0 pin and start the CPU thread, 1 pre-stage
+//! under the memory lock, 2 kernels under the compute lock, 3 unpin and join;
+//! then the epilogue.
 //!
 //! [`start`] does everything up to the epilogue and returns a [`Pending`] that
 //! owns what the epilogue needs (the key, r, s and the intermediate sums), so
@@ -7,17 +9,20 @@
 
 use std::collections::HashSet;
 use std::ffi::{c_int, c_void};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
-use blstrs::Scalar;
+use blstrs::{G1Projective, Scalar};
 
 use crate::abi::exports::srs_ref;
 use crate::abi::types::{fr_t, groth16_proof, CAssignment, SRS};
-use crate::backend;
+use crate::assignment::Batch;
+use crate::backend::{self, Abc, Admission, Backend, Staged};
+use crate::config::{LockMode, Settings};
 use crate::error::{Error, Result};
-use crate::groth16::{self, epilogue, Intermediates};
-use crate::locks::{self, LockHandle};
+use crate::groth16::{self, epilogue, Intermediates, PhaseTimes, Plans};
+use crate::locks::{self, GpuLocks, LockHandle, Span};
 use crate::srs::Srs;
 
 /// A proof whose device/CPU work is done and whose epilogue is pending.
@@ -67,7 +72,7 @@ unsafe fn copy_scalars(ptr: *const fr_t, n: usize, name: &str) -> Result<Vec<Sca
     Ok(unsafe { std::slice::from_raw_parts(ptr as *const Scalar, n) }.to_vec())
 }
 
-/// Validates the call, takes the locks and computes every circuit's sums.
+/// Validates the call, runs the phases of DESIGN §5 and returns the sums.
 ///
 /// # Safety
 /// The ABI contract of `generate_groth16_proofs_c` (DESIGN §2).
@@ -80,6 +85,7 @@ pub unsafe fn start(
     gpu_mtx: *mut c_void,
     gpu_index: c_int,
 ) -> Result<Pending> {
+    crate::log::init_from_env();
     let t0 = Instant::now();
     // SAFETY: forwarded contract.
     let key = unsafe { srs_ref(srs) }?;
@@ -99,8 +105,9 @@ pub unsafe fn start(
     if gpu_index < -1 {
         return Err(Error::invalid(format!("gpu_index is {gpu_index} but must be -1 (any) or a device index ≥ 0")));
     }
+    let device = gpu_index.max(0) as usize;
     let handle: &LockHandle = if gpu_mtx.is_null() {
-        locks::default_handle(gpu_index.max(0) as usize)
+        locks::default_handle(device)
     } else {
         // SAFETY: a handle from create_gpu_mutex, alive for the call, by contract.
         let h = unsafe { &*(gpu_mtx as *const LockHandle) };
@@ -109,32 +116,255 @@ pub unsafe fn start(
         }
         h
     };
-    let backend = backend::select(gpu_index.max(0) as usize)?;
+    let settings = Settings::from_env()?;
+    let backend = backend::select(device, settings)?;
     let validated = t0.elapsed();
 
-    let t_wait = Instant::now();
-    let guard = handle.locks.compute();
-    let wait = t_wait.elapsed();
-    let t_hold = Instant::now();
-    let result = groth16::compute(backend.as_ref(), key, &batch);
-    drop(guard);
-    let hold = t_hold.elapsed();
-    let (sums, times) = result?;
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    tracing::info!(
-        backend = backend.name(),
-        circuits = num_circuits,
-        validate_ms = ms(validated),
-        compute_lock_wait_ms = ms(wait),
-        compute_lock_hold_ms = ms(hold),
-        prep_ms = ms(times.prep),
-        ntt_ms = ms(times.ntt),
-        h_msm_ms = ms(times.h_msm),
-        g1_msms_ms = ms(times.g1_msms),
-        g2_msm_ms = ms(times.g2_msm),
-        "proving call"
-    );
-    Ok(Pending { srs: key_arc, r_s: r, s_s: s, sums })
+    let (result, mut report) = prove(backend.as_ref(), key, &batch, &handle.locks, settings);
+    report.device = device;
+    report.validate = validated;
+    report.log();
+    record(report);
+    Ok(Pending { srs: key_arc, r_s: r, s_s: s, sums: result? })
+}
+
+/// What one proving call did: the phase-1 decision, both lock spans, free
+/// device memory around it and the time of each part. One per call, logged
+/// through `tracing` and kept for benchmarks and tests ([`record_reports`]).
+#[derive(Clone, Debug)]
+pub struct CallReport {
+    /// "cpu" or "gpu".
+    pub backend: &'static str,
+    /// Device ordinal (also the default lock handle's index).
+    pub device: usize,
+    /// Circuits in the call.
+    pub circuits: usize,
+    /// Domain size n (elements).
+    pub domain: usize,
+    /// `SUPRASEAL_C2_LOCKS` in effect.
+    pub lock_mode: LockMode,
+    /// `Some(true)` pre-staged, `Some(false)` fallback, `None` nothing to stage (CPU).
+    pub prestaged: Option<bool>,
+    /// Why the call fell back (or why pinning failed), if it did.
+    pub reason: Option<String>,
+    /// Free device memory before phase 1 and after phase 2, in bytes.
+    pub free_before: Option<usize>,
+    pub free_after: Option<usize>,
+    /// The memory-lock hold (two-lock mode only).
+    pub mem: Option<Span>,
+    /// The compute-lock hold (in single-lock mode it covers phase 1 too).
+    pub compute: Option<Span>,
+    /// Validation (phase 0).
+    pub validate: Duration,
+    /// The other parts.
+    pub times: PhaseTimes,
+    /// The calling thread.
+    pub thread: ThreadId,
+    /// The error the call returned, if any.
+    pub error: Option<String>,
+}
+
+impl CallReport {
+    fn log(&self) {
+        // Milliseconds to the microsecond.
+        let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+        let t = &self.times;
+        tracing::info!(
+            backend = self.backend,
+            gpu = self.device,
+            circuits = self.circuits,
+            domain = self.domain,
+            locks = ?self.lock_mode,
+            prestage = match self.prestaged { Some(true) => "ok", Some(false) => "fallback", None => "n/a" },
+            reason = self.reason.as_deref().unwrap_or(""),
+            free_before = self.free_before.unwrap_or(0),
+            free_after = self.free_after.unwrap_or(0),
+            mem_wait_ms = self.mem.map_or(0.0, |s| ms(s.wait())),
+            mem_hold_ms = self.mem.map_or(0.0, |s| ms(s.hold())),
+            compute_wait_ms = self.compute.map_or(0.0, |s| ms(s.wait())),
+            compute_hold_ms = self.compute.map_or(0.0, |s| ms(s.hold())),
+            validate_ms = ms(self.validate),
+            pin_ms = ms(t.pin),
+            stage_ms = ms(t.stage),
+            prep_ms = ms(t.prep),
+            ntt_ms = ms(t.ntt),
+            h_msm_ms = ms(t.h_msm),
+            batch_add_ms = ms(t.batch_add),
+            tails_ms = ms(t.tails),
+            g2_ms = ms(t.g2),
+            unpin_ms = ms(t.unpin),
+            error = self.error.as_deref().unwrap_or(""),
+            "proving call"
+        );
+    }
+}
+
+/// Kept reports, when recording is on.
+static REPORTS: Mutex<Option<Vec<CallReport>>> = Mutex::new(None);
+
+/// Starts (`true`) or stops (`false`) keeping a [`CallReport`] per call in
+/// memory (benchmarks and tests; off by default). Stopping drops the kept ones.
+pub fn record_reports(on: bool) {
+    *REPORTS.lock().unwrap_or_else(|p| p.into_inner()) = on.then(Vec::new);
+}
+
+/// Takes the reports kept since the last call (empty when recording is off).
+pub fn take_reports() -> Vec<CallReport> {
+    REPORTS.lock().unwrap_or_else(|p| p.into_inner()).as_mut().map(std::mem::take).unwrap_or_default()
+}
+
+fn record(report: CallReport) {
+    if let Some(v) = REPORTS.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        v.push(report);
+    }
+}
+
+/// Phases 0–3 of DESIGN §5 for a validated batch on `backend`, with `locks`.
+///
+/// Phase 0 (no lock): pin a/b/c; start the CPU thread (split-MSM plans, then
+/// B′ in G2). Phase 1 (memory lock): pre-stage or decide fallback. Phase 2
+/// (compute lock): quotient and H-MSM per circuit, then (once the plans are
+/// ready) the G1 batch additions and tails; `end_compute`. Phase 3 (no lock):
+/// unpin, join the CPU thread. The memory lock is released before the compute
+/// lock is requested, so no call ever holds both.
+pub fn prove<B: Backend + ?Sized>(
+    backend: &B,
+    srs: &Srs,
+    batch: &Batch<'_>,
+    locks: &GpuLocks,
+    settings: Settings,
+) -> (Result<Vec<Intermediates>>, CallReport) {
+    let n = srs.domain_size();
+    let inputs: Vec<Abc<'_>> = batch.circuits.iter().map(|c| [c.a, c.b, c.c]).collect();
+    let mut report = CallReport {
+        backend: backend.name(),
+        device: 0,
+        circuits: inputs.len(),
+        domain: n,
+        lock_mode: settings.locks,
+        prestaged: None,
+        reason: None,
+        free_before: None,
+        free_after: None,
+        mem: None,
+        compute: None,
+        validate: Duration::ZERO,
+        times: PhaseTimes::default(),
+        thread: std::thread::current().id(),
+        error: None,
+    };
+
+    // Phase 0.
+    let t = Instant::now();
+    report.reason = backend.pin(&inputs);
+    report.times.pin = t.elapsed();
+    let (tx, rx) = mpsc::channel();
+    let (g1, cpu) = std::thread::scope(|scope| {
+        let cpu = scope.spawn(move || {
+            let t = Instant::now();
+            let plans = Arc::new(Plans::prepare(srs, batch));
+            let prep = t.elapsed();
+            let _ = tx.send(plans.clone());
+            let t = Instant::now();
+            let g2 = groth16::g2_sums(backend, srs, &plans);
+            (g2, prep, t.elapsed())
+        });
+        let g1 = locked_phases(backend, srs, batch, locks, settings, &inputs, rx, &mut report);
+        (g1, cpu.join())
+    });
+
+    // Phase 3.
+    let t = Instant::now();
+    backend.unpin();
+    report.times.unpin = t.elapsed();
+    let (g2, prep, g2_time) = match cpu {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    report.times.prep = prep;
+    report.times.g2 = g2_time;
+    let result = g1.and_then(|g1| {
+        Ok(g1.into_iter().zip(g2?).map(|((h, l, a, b_g1), b_g2)| Intermediates { h, l, a, b_g1, b_g2 }).collect())
+    });
+    if let Err(e) = &result {
+        report.error = Some(e.to_string());
+    }
+    (result, report)
+}
+
+type G1Sums = (G1Projective, G1Projective, G1Projective, G1Projective);
+
+/// Phases 1 and 2: the lock holds of one call.
+#[allow(clippy::too_many_arguments)]
+fn locked_phases<B: Backend + ?Sized>(
+    backend: &B,
+    srs: &Srs,
+    batch: &Batch<'_>,
+    locks: &GpuLocks,
+    settings: Settings,
+    inputs: &[Abc<'_>],
+    plans: mpsc::Receiver<Arc<Plans<'_>>>,
+    report: &mut CallReport,
+) -> Result<Vec<G1Sums>> {
+    let n = srs.domain_size();
+    let stage = |report: &mut CallReport| {
+        report.free_before = backend.free_memory();
+        let t = Instant::now();
+        let admission = backend.prestage(inputs, n);
+        report.times.stage = t.elapsed();
+        admission
+    };
+    let (admission, compute) = match settings.locks {
+        LockMode::Two => {
+            let mem = locks.mem_timed();
+            let admission = stage(report);
+            report.mem = Some(mem.release());
+            (admission, locks.compute_timed())
+        }
+        LockMode::Single => {
+            let compute = locks.compute_timed();
+            (stage(report), compute)
+        }
+    };
+    let mut staged: Vec<Option<Staged>> = match admission {
+        Admission::NotNeeded => inputs.iter().map(|_| None).collect(),
+        Admission::Staged(v) => {
+            report.prestaged = Some(true);
+            v.into_iter().map(Some).collect()
+        }
+        Admission::Fallback(why) => {
+            report.prestaged = Some(false);
+            report.reason = Some(why);
+            inputs.iter().map(|_| None).collect()
+        }
+    };
+    let mut times = report.times;
+    let result = (|| {
+        let mut plans_ready: Option<Arc<Plans<'_>>> = None;
+        let mut out = Vec::with_capacity(inputs.len());
+        for (ci, abc) in inputs.iter().enumerate() {
+            let h = groth16::h_sum(backend, srs, *abc, staged[ci].take(), &mut times)?;
+            if plans_ready.is_none() {
+                let t = Instant::now();
+                let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+                plans_ready = Some(p);
+                tracing::debug!(wait_ms = t.elapsed().as_secs_f64() * 1e3, "waited for the split-MSM plans");
+            }
+            let plans = plans_ready.as_deref().expect("set above");
+            let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
+            out.push((h, l, a, b1));
+        }
+        Ok(out)
+    })();
+    // Staged inputs of circuits not reached (an error) are freed before the trim.
+    drop(staged);
+    let end = backend.end_compute();
+    report.free_after = backend.free_memory();
+    report.compute = Some(compute.release());
+    report.times = times;
+    let out = result?;
+    end?;
+    Ok(out)
 }
 
 /// Addresses of live pending handles, so that a finalize or destroy of a

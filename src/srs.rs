@@ -91,6 +91,30 @@ impl Srs {
         1usize << self.lg_domain_size()
     }
 
+    /// A key assembled in memory from its parts, for shapes no params file
+    /// exists for (the benchmark's synthetic 2^24 key). The points are taken
+    /// as given: nothing is checked, and proofs made with a key whose parts
+    /// do not come from one trusted setup do not verify. Vector lengths as in
+    /// the fields' docs (h: n − 1 points; l: one per aux variable; a, b_g1,
+    /// b_g2: selected by the densities the witnesses will carry).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        path: PathBuf,
+        alpha_g1: G1Affine,
+        beta_g1: G1Affine,
+        beta_g2: G2Affine,
+        delta_g1: G1Affine,
+        delta_g2: G2Affine,
+        h: Vec<G1Affine>,
+        l: Vec<G1Affine>,
+        a: Vec<G1Affine>,
+        b_g1: Vec<G1Affine>,
+        b_g2: Vec<G2Affine>,
+    ) -> Srs {
+        LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Srs { path, alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+    }
+
     /// Reads and validates a params file.
     ///
     /// Errors: `ENOENT` (missing), the OS errno or `EIO` (unreadable, a

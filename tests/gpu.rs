@@ -100,8 +100,8 @@ fn gpu_quotient_matches_cpu() {
         let n = 1usize << lg;
         let m = n - 3; // abc_size below the domain: zero padding exercised
         let (a, b, c) = (random_scalars(m, s), random_scalars(m, s + 1), random_scalars(m, s + 2));
-        let want = CpuBackend.quotient(&a, &b, &c, n).unwrap();
-        assert_eq!(gpu.backend().quotient(&a, &b, &c, n).unwrap(), want, "quotient 2^{lg}");
+        let want = CpuBackend.quotient([&a, &b, &c], n, None).unwrap();
+        assert_eq!(gpu.backend().quotient([&a, &b, &c], n, None).unwrap(), want, "quotient 2^{lg}");
     }
 }
 
@@ -178,7 +178,7 @@ fn gpu_memory_is_returned_after_operations() {
     let scalars = random_scalars(1 << 16, 2);
     for _ in 0..5 {
         gpu.backend().msm_g1(&bases, &scalars).unwrap();
-        gpu.backend().quotient(&scalars, &scalars, &scalars, 1 << 16).unwrap();
+        gpu.backend().quotient([&scalars, &scalars, &scalars], 1 << 16, None).unwrap();
     }
     let after = gpu.free_bytes().unwrap();
     eprintln!("free VRAM before {before} after {after}");

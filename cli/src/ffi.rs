@@ -97,6 +97,15 @@ unsafe impl Send for Params {}
 unsafe impl Sync for Params {}
 
 impl Params {
+    /// Takes ownership of a C `SRS` value (one reference, released on drop),
+    /// e.g. from `supraseal_c2::SRS::into_raw` for an in-memory key.
+    ///
+    /// # Safety
+    /// `ptr` is a live handle that nothing else will drop.
+    pub unsafe fn from_raw(ptr: *const c_void) -> Params {
+        Params { raw: RawSrs { ptr } }
+    }
+
     /// `create_SRS(path, cache)`.
     pub fn open(path: &Path, cache: bool) -> Result<Params, AbiError> {
         let c = CString::new(path.as_os_str().as_encoded_bytes()).expect("path without NUL");

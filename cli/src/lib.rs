@@ -7,8 +7,10 @@
 // Link the library so the `extern "C"` declarations in `ffi` resolve to it.
 extern crate supraseal_c2;
 
+pub mod bench;
 pub mod circuits;
 pub mod collector;
 pub mod ffi;
 pub mod kit;
 pub mod params;
+pub mod synthetic;

@@ -42,6 +42,8 @@ enum Command {
     Prove(ProveArgs),
     /// Write test fixtures for C/Go callers: params, witnesses, r/s, expected proofs.
     Fixture(fixture::FixtureArgs),
+    /// Throughput of W workers sharing one GPU under each lock mode (DESIGN §5).
+    Bench(supraseal_c2_cli::bench::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -197,16 +199,21 @@ fn prove(args: ProveArgs) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let filter = std::env::var("SUPRASEAL_C2_LOG").unwrap_or_else(|_| "supraseal_c2=info".into());
+    let cli = Cli::parse();
+    // One line per proving call at info; the bench makes hundreds, so it
+    // prints its table only unless SUPRASEAL_C2_LOG asks for more.
+    let quiet = matches!(cli.command, Command::Bench(_));
+    let filter = std::env::var("SUPRASEAL_C2_LOG")
+        .unwrap_or_else(|_| if quiet { "supraseal_c2=warn" } else { "supraseal_c2=info" }.into());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Prove(args) => prove(args),
         Command::Fixture(args) => fixture::run(args).map(|()| true),
+        Command::Bench(args) => supraseal_c2_cli::bench::bench(args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -7,7 +7,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
-use crate::backend::Backend;
+use crate::backend::{Abc, Backend, Staged};
 use crate::error::Result;
 
 /// Proves on the host's cores (rayon's global pool).
@@ -26,7 +26,7 @@ impl Backend for CpuBackend {
         "cpu"
     }
 
-    fn quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -> Result<Vec<Scalar>> {
+    fn quotient(&self, [a, b, c]: Abc<'_>, n: usize, _staged: Option<Staged>) -> Result<Vec<Scalar>> {
         let to_coset = |v: &[Scalar]| {
             let mut e = padded(v, n);
             ntt::ntt(&mut e, ntt::Direction::Inverse);

@@ -1,14 +1,20 @@
-//! One GPU as the backend sees it: a cudarc context, a stream and the kernel
-//! module loaded from the fatbin embedded at build time. Device buffers are
-//! cudarc `CudaSlice`s, which free themselves on drop (every path, errors
-//! included), so a call never leaves VRAM behind.
+//! One GPU as the backend sees it: [`Gpu`] is the device shared by every call
+//! (a cudarc context and the kernel module loaded from the fatbin embedded at
+//! build time); [`Exec`] is one call's compute stream on it, through which
+//! every phase-2 allocation, copy and launch goes. Device buffers are cudarc
+//! `CudaSlice`s, which free themselves on drop (every path, errors included),
+//! so a call never leaves VRAM behind. cudarc's event tracking orders uses of
+//! one buffer across streams (the upload stream's copies before the compute
+//! stream's kernels, and both before the free).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
+use crate::config::{FaultPhase, Settings};
 use crate::error::{Error, Result};
 
 /// The kernels compiled by build.rs from cuda/kernels.cu.
@@ -43,7 +49,10 @@ pub fn cuda_err(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
 pub struct Gpu {
     pub ordinal: usize,
     pub ctx: Arc<CudaContext>,
-    pub stream: Arc<CudaStream>,
+    /// Kept so that the context stays in cudarc's multi-stream mode: the first
+    /// `new_stream` synchronises the whole context, later ones do not, so
+    /// per-call streams are made without any device-wide wait.
+    _first_stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
     funcs: HashMap<&'static str, CudaFunction>,
 }
@@ -51,13 +60,13 @@ pub struct Gpu {
 impl Gpu {
     fn open(ordinal: usize) -> Result<Gpu> {
         let ctx = CudaContext::new(ordinal).map_err(cuda_err("cuCtxCreate"))?;
-        let stream = ctx.new_stream().map_err(cuda_err("cuStreamCreate"))?;
+        let first = ctx.new_stream().map_err(cuda_err("cuStreamCreate"))?;
         let module = ctx.load_module(Ptx::from_binary(FATBIN.to_vec())).map_err(cuda_err("cuModuleLoadData"))?;
         let mut funcs = HashMap::new();
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
-        Ok(Gpu { ordinal, ctx, stream, _module: module, funcs })
+        Ok(Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs })
     }
 
     /// The kernel `name` (one of `KERNELS`).
@@ -65,28 +74,114 @@ impl Gpu {
         &self.funcs[name]
     }
 
-    /// Copies `host` to a new device buffer.
+    /// Free and total device memory in bytes (`cuMemGetInfo`: a query, it
+    /// waits for nothing).
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(cuda_err("cuMemGetInfo"))
+    }
+
+    /// A new non-blocking stream (no device-wide synchronisation, see `_first_stream`).
+    pub fn new_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.new_stream().map_err(cuda_err("cuStreamCreate"))
+    }
+
+    /// Returns the default memory pool's unused memory to the device
+    /// (`cuMemPoolTrimTo(pool, 0)`). Called at the end of phase 2, under the
+    /// compute lock, where waiting for other streams costs nothing.
+    pub fn trim_pool(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(cuda_err("cuCtxSetCurrent"))?;
+        // SAFETY: the device handle comes from our live context.
+        unsafe {
+            let pool = cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())
+                .map_err(cuda_err("cuDeviceGetDefaultMemPool"))?;
+            cudarc::driver::result::mem_pool::trim_to(pool, 0).map_err(cuda_err("cuMemPoolTrimTo"))
+        }
+    }
+}
+
+/// `CUDA_ERROR_OUT_OF_MEMORY`, the code an exhausted (or limited, or
+/// fault-injected) allocation returns.
+pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+
+/// Device allocations made so far in phase 1 and phase 2 (process-wide),
+/// for `SUPRASEAL_C2_FAULT_ALLOC`.
+static ALLOCS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Restarts the allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
+/// refers to (tests).
+pub fn reset_fault_counters() {
+    ALLOCS.iter().for_each(|c| c.store(0, Ordering::SeqCst));
+}
+
+/// Admission for one device allocation of `bytes` in `phase`: fails with
+/// `CUDA_ERROR_OUT_OF_MEMORY` when it is the injected fault, or when a
+/// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full. The message names `what`.
+pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
+    let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
+    if settings.fault == Some((count, phase)) {
+        return Err(Error::new(
+            CUDA_ERROR_OUT_OF_MEMORY,
+            format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
+        ));
+    }
+    if let Some(limit) = settings.vram_limit {
+        let (free, total) = gpu.mem_info()?;
+        let used = total.saturating_sub(free);
+        if used + bytes > limit {
+            return Err(Error::new(
+                CUDA_ERROR_OUT_OF_MEMORY,
+                format!(
+                    "CUDA error in {what}: {bytes} B requested, {used} B in use, SUPRASEAL_C2_VRAM_LIMIT_MB card of {limit} B would be full"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One call's compute stream on a device, with the call's settings.
+pub struct Exec {
+    pub gpu: Arc<Gpu>,
+    pub stream: Arc<CudaStream>,
+    pub settings: Settings,
+}
+
+impl Exec {
+    /// A new stream on `gpu`.
+    pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
+        let stream = gpu.new_stream()?;
+        Ok(Exec { gpu, stream, settings })
+    }
+
+    /// The kernel `name` (one of `KERNELS`).
+    pub fn kernel(&self, name: &str) -> &CudaFunction {
+        self.gpu.kernel(name)
+    }
+
+    /// Copies `host` to a new device buffer (a phase-2 allocation).
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
+        check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, std::mem::size_of_val(host), what)?;
         self.stream.clone_htod(host).map_err(cuda_err(what))
     }
 
-    /// A zeroed device buffer of `n` elements.
+    /// A zeroed device buffer of `n` elements (a phase-2 allocation).
     pub fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         &self,
         n: usize,
         what: &str,
     ) -> Result<CudaSlice<T>> {
+        check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, n.max(1) * std::mem::size_of::<T>(), what)?;
         self.stream.alloc_zeros(n.max(1)).map_err(cuda_err(what))
     }
 
-    /// Copies a device buffer back.
+    /// Copies a device buffer back (waits for this stream only).
     pub fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(&self, d: &CudaSlice<T>, what: &str) -> Result<Vec<T>> {
         self.stream.clone_dtoh(d).map_err(cuda_err(what))
     }
 
     /// Free and total device memory in bytes.
     pub fn mem_info(&self) -> Result<(usize, usize)> {
-        self.ctx.mem_get_info().map_err(cuda_err("cuMemGetInfo"))
+        self.gpu.mem_info()
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Layers (after cudarc's own): [`device`] owns the context, stream and
 //! kernel module and converts driver errors; [`ntt`] and [`msm`] drive the
-//! kernels; [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
+//! kernels; [`stage`] pins and pre-stages a call's inputs (phases 0, 1, 3 of
+//! DESIGN §5); [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
 //! the G1 MSMs and G1 batch addition run on the device; G2 work (the B′ MSM
 //! and batch addition) stays on CPU threads, as in the reference.
 
@@ -13,6 +14,8 @@ pub mod device;
 pub mod msm;
 #[cfg(supraseal_gpu)]
 pub mod ntt;
+#[cfg(supraseal_gpu)]
+pub mod stage;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
 
@@ -63,23 +66,42 @@ pub fn device_count() -> usize {
     }
 }
 
-/// The GPU backend on one device.
+/// The GPU backend for one proving call on one device: the call's compute
+/// stream ([`device::Exec`]), its upload stream (phase 1) and what it pinned.
 #[cfg(supraseal_gpu)]
 pub struct GpuBackend {
-    gpu: std::sync::Arc<device::Gpu>,
+    exec: device::Exec,
+    upload: std::sync::Arc<cudarc::driver::CudaStream>,
+    pins: std::sync::Mutex<Vec<usize>>,
+    not_pinned: std::sync::Mutex<Option<String>>,
 }
 
 #[cfg(supraseal_gpu)]
 impl GpuBackend {
-    /// Opens device `ordinal`. Errors: `ENODEV` (no libcuda or no such
-    /// device), CUDA error numbers (context or module creation).
-    pub fn new(ordinal: usize) -> Result<Self> {
-        Ok(GpuBackend { gpu: device::device(ordinal)? })
+    /// Opens device `ordinal` with two new streams. Errors: `ENODEV` (no
+    /// libcuda or no such device), CUDA error numbers (context, module or
+    /// stream creation).
+    pub fn new(ordinal: usize, settings: crate::config::Settings) -> Result<Self> {
+        let gpu = device::device(ordinal)?;
+        let upload = gpu.new_stream()?;
+        Ok(GpuBackend {
+            exec: device::Exec::new(gpu, settings)?,
+            upload,
+            pins: Default::default(),
+            not_pinned: Default::default(),
+        })
     }
 
-    /// The device this backend runs on.
-    pub fn gpu(&self) -> &device::Gpu {
-        &self.gpu
+    /// This call's compute stream on the device.
+    pub fn exec(&self) -> &device::Exec {
+        &self.exec
+    }
+}
+
+#[cfg(supraseal_gpu)]
+impl Drop for GpuBackend {
+    fn drop(&mut self) {
+        self.unpin_inputs();
     }
 }
 
@@ -88,32 +110,65 @@ impl crate::backend::Backend for GpuBackend {
     fn name(&self) -> &'static str {
         "gpu"
     }
-    fn quotient(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -> Result<Vec<Scalar>> {
-        ntt::quotient(&self.gpu, a, b, c, n)
+    fn pin(&self, inputs: &[crate::backend::Abc<'_>]) -> Option<String> {
+        let why = self.pin_inputs(inputs);
+        *self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()) = why.clone();
+        why
+    }
+    fn prestage(&self, inputs: &[crate::backend::Abc<'_>], n: usize) -> crate::backend::Admission {
+        let not_pinned = self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        self.prestage_inputs(inputs, n, not_pinned.as_deref())
+    }
+    fn end_compute(&self) -> Result<()> {
+        let gpu = &self.exec.gpu;
+        self.exec.stream.synchronize().map_err(device::cuda_err("cuStreamSynchronize (compute)"))?;
+        self.upload.synchronize().map_err(device::cuda_err("cuStreamSynchronize (upload)"))?;
+        // Errors cudarc could only record (frees in destructors) surface here.
+        gpu.ctx.check_err().map_err(device::cuda_err("a deferred free"))?;
+        gpu.trim_pool()
+    }
+    fn unpin(&self) {
+        self.unpin_inputs();
+    }
+    fn free_memory(&self) -> Option<usize> {
+        self.exec.mem_info().ok().map(|(free, _)| free)
+    }
+    fn quotient(&self, [a, b, c]: crate::backend::Abc<'_>, n: usize, staged: Option<crate::backend::Staged>) -> Result<Vec<Scalar>> {
+        let (da, db, dc) = match staged.map(|s| s.0.downcast::<stage::StagedAbc>()) {
+            Some(Ok(s)) => (s.a, s.b, s.c),
+            // Fallback path: allocate and upload here, under the compute lock.
+            _ => (
+                ntt::upload_padded(&self.exec, a, n, "upload a")?,
+                ntt::upload_padded(&self.exec, b, n, "upload b")?,
+                ntt::upload_padded(&self.exec, c, n, "upload c")?,
+            ),
+        };
+        ntt::quotient(&self.exec, da, db, dc, n)
     }
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<blstrs::G1Projective> {
-        msm::msm_g1(&self.gpu, bases, scalars)
+        msm::msm_g1(&self.exec, bases, scalars)
     }
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<blstrs::G2Projective> {
         Ok(crate::cpu::msm::msm::<crate::cpu::msm::G2>(bases, scalars))
     }
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<blstrs::G1Projective> {
-        msm::batch_add_g1(&self.gpu, bases, bitmap)
+        msm::batch_add_g1(&self.exec, bases, bitmap)
     }
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<blstrs::G2Projective> {
         Ok(crate::cpu::msm::batch_add::<crate::cpu::msm::G2>(bases, bitmap))
     }
 }
 
-/// Opens the GPU backend on `ordinal`, or explains why there is none (`ENODEV`).
-pub fn backend(ordinal: usize) -> Result<Box<dyn crate::backend::Backend>> {
+/// Opens the GPU backend on `ordinal` for one call, or explains why there is
+/// none (`ENODEV`).
+pub fn backend(ordinal: usize, settings: crate::config::Settings) -> Result<Box<dyn crate::backend::Backend>> {
     #[cfg(supraseal_gpu)]
     {
-        Ok(Box::new(GpuBackend::new(ordinal)?))
+        Ok(Box::new(GpuBackend::new(ordinal, settings)?))
     }
     #[cfg(not(supraseal_gpu))]
     {
-        let _ = ordinal;
+        let _ = (ordinal, settings);
         Err(crate::error::Error::no_device("this build has no GPU kernels (nvcc was not found at build time)"))
     }
 }
@@ -132,7 +187,9 @@ impl GpuBackendHandle {
     pub fn open(ordinal: usize) -> std::result::Result<Self, String> {
         #[cfg(supraseal_gpu)]
         {
-            GpuBackend::new(ordinal).map(|inner| GpuBackendHandle { inner }).map_err(|e| e.message)
+            GpuBackend::new(ordinal, crate::config::Settings::default())
+                .map(|inner| GpuBackendHandle { inner })
+                .map_err(|e| e.message)
         }
         #[cfg(not(supraseal_gpu))]
         {
@@ -160,7 +217,7 @@ impl GpuBackendHandle {
         #[cfg(supraseal_gpu)]
         {
             use ff::{Field, PrimeField};
-            let gpu = self.inner.gpu();
+            let gpu = self.inner.exec();
             let n = a.len();
             let lg = n.trailing_zeros();
             let g = Scalar::MULTIPLICATIVE_GENERATOR;
@@ -194,7 +251,7 @@ impl GpuBackendHandle {
     pub fn free_bytes(&self) -> Result<usize> {
         #[cfg(supraseal_gpu)]
         {
-            Ok(self.inner.gpu().mem_info()?.0)
+            Ok(self.inner.exec().mem_info()?.0)
         }
         #[cfg(not(supraseal_gpu))]
         {

@@ -6,7 +6,7 @@ use blstrs::{G1Affine, G1Projective, Scalar};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use group::Group;
 
-use super::device::{cuda_err, grid, Gpu};
+use super::device::{cuda_err, grid, Exec};
 use super::limbs;
 use crate::error::Result;
 
@@ -37,7 +37,7 @@ fn jacobians(words: &[u64]) -> Vec<G1Projective> {
 }
 
 /// Sums `groups` groups of `per_group` xyzz points into Jacobian points.
-fn reduce(gpu: &Gpu, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G1Projective>> {
+fn reduce(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G1Projective>> {
     let mut out = gpu.zeros::<u64>(JAC_WORDS * groups, "alloc reduce output")?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("g1_reduce_groups"));
     b.arg(points).arg(&per_group).arg(&mut out);
@@ -48,7 +48,7 @@ fn reduce(gpu: &Gpu, points: &CudaSlice<u64>, per_group: usize, groups: usize) -
 }
 
 /// Σ bases[i] over set bits of `bitmap`.
-pub fn batch_add_g1(gpu: &Gpu, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
+pub fn batch_add_g1(gpu: &Exec, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
     let n = bases.len();
     if n == 0 {
         return Ok(G1Projective::identity());
@@ -73,7 +73,7 @@ fn window_bits(n: usize) -> u32 {
 }
 
 /// Σ scalars[i]·bases[i] (scalars in Montgomery form).
-pub fn msm_g1(gpu: &Gpu, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+pub fn msm_g1(gpu: &Exec, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
     let n = bases.len();
     assert_eq!(n, scalars.len(), "msm_g1: bases vs scalars");
     if n == 0 {

@@ -6,18 +6,18 @@ use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ff::{Field, PrimeField};
 
-use super::device::{cuda_err, grid, Gpu};
+use super::device::{cuda_err, grid, Exec};
 use super::{from_limbs, limbs};
 use crate::cpu::ntt::root_of_unity;
 use crate::error::Result;
 
 /// Uploads a few scalars (kernel constants).
-fn consts(gpu: &Gpu, v: &[Scalar]) -> Result<CudaSlice<u64>> {
+fn consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
     gpu.upload(limbs(v), "upload constants")
 }
 
 /// `out[i] = base^i` for i < len, on the device.
-pub fn powers(gpu: &Gpu, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
+pub fn powers(gpu: &Exec, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
     let mut out = gpu.zeros::<u64>(4 * len, "alloc twiddles")?;
     let c = consts(gpu, &[base, Scalar::ONE])?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_powers"));
@@ -28,7 +28,7 @@ pub fn powers(gpu: &Gpu, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
 }
 
 /// `data[i] *= scale·base^i`.
-pub fn mul_powers(gpu: &Gpu, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
+pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
     let c = consts(gpu, &[base, scale])?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_mul_powers"));
     b.arg(data).arg(&c).arg(&n);
@@ -39,7 +39,7 @@ pub fn mul_powers(gpu: &Gpu, data: &mut CudaSlice<u64>, base: Scalar, scale: Sca
 
 /// In-place NTT of n = 2^lg_n scalars with twiddle table `tw` (w^i, i < n/2):
 /// natural order in and out, no scaling.
-pub fn ntt(gpu: &Gpu, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32) -> Result<()> {
+pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32) -> Result<()> {
     let n = 1usize << lg_n;
     if n == 1 {
         return Ok(());
@@ -57,8 +57,18 @@ pub fn ntt(gpu: &Gpu, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32)
     Ok(())
 }
 
-/// See [`crate::backend::Backend::quotient`].
-pub fn quotient(gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -> Result<Vec<Scalar>> {
+/// Uploads `v` into a new zero-padded device buffer of `n` scalars (4·n
+/// words): the fallback path's phase-2 upload.
+pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<CudaSlice<u64>> {
+    let mut d = gpu.zeros::<u64>(4 * n, what)?;
+    gpu.stream.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
+    Ok(d)
+}
+
+/// See [`crate::backend::Backend::quotient`]; `da`, `db`, `dc` hold the
+/// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
+/// form) and are consumed: b and c are freed right after the pointwise step.
+pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: CudaSlice<u64>, n: usize) -> Result<Vec<Scalar>> {
     let lg_n = n.trailing_zeros();
     let omega = root_of_unity(lg_n);
     let tw_fwd = powers(gpu, omega, (n / 2).max(1))?;
@@ -68,18 +78,16 @@ pub fn quotient(gpu: &Gpu, a: &[Scalar], b: &[Scalar], c: &[Scalar], n: usize) -
 
     // Evaluations on the roots -> coefficients (·1/n folded into the coset
     // shift) -> evaluations on the coset g·<w>.
-    let to_coset = |v: &[Scalar], what: &str| -> Result<CudaSlice<u64>> {
-        let mut d = gpu.zeros::<u64>(4 * n, what)?;
-        gpu.stream.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
-        ntt(gpu, &mut d, &tw_inv, lg_n)?;
-        mul_powers(gpu, &mut d, g, n_inv, n)?;
-        ntt(gpu, &mut d, &tw_fwd, lg_n)?;
-        Ok(d)
+    let to_coset = |d: &mut CudaSlice<u64>| -> Result<()> {
+        ntt(gpu, d, &tw_inv, lg_n)?;
+        mul_powers(gpu, d, g, n_inv, n)?;
+        ntt(gpu, d, &tw_fwd, lg_n)
     };
-    let mut da = to_coset(a, "upload a")?;
+    to_coset(&mut da)?;
     {
-        let db = to_coset(b, "upload b")?;
-        let dc = to_coset(c, "upload c")?;
+        let (mut db, mut dc) = (db, dc);
+        to_coset(&mut db)?;
+        to_coset(&mut dc)?;
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let k = consts(gpu, &[z_inv])?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("fr_quotient_pointwise"));

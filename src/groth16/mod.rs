@@ -1,20 +1,23 @@
 //! The Groth16 prover pipeline of DESIGN §4, written once over a [`Backend`].
 //!
-//! Per call: the split-MSM plans for L, A-aux and B-aux are prepared once for
-//! all circuits ([`split`]); then per circuit the quotient H, the MSMs for H,
-//! L, A′, B′ (G1 and G2) produce the [`Intermediates`], and the [`epilogue`]
-//! turns them into a proof with that circuit's r and s.
+//! Per call: the split-MSM [`Plans`] for L, A-aux and B-aux are prepared once
+//! for all circuits ([`split`]); then per circuit the quotient and H
+//! ([`h_sum`]), the G1 sums L, A′, B′ ([`g1_sums`]) and B′ in G2
+//! ([`g2_sums`]) produce the [`Intermediates`], and the [`epilogue`] turns
+//! them into a proof with that circuit's r and s. [`crate::pipeline`] decides
+//! which thread and which lock each piece runs under.
 
 pub mod epilogue;
 pub mod split;
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use rayon::prelude::*;
 
 use crate::assignment::Batch;
-use crate::backend::Backend;
+use crate::backend::{Abc, Backend, Staged};
 use crate::error::Result;
 use crate::srs::Srs;
 use split::{MsmPlan, Query};
@@ -34,19 +37,28 @@ pub struct Intermediates {
     pub b_g2: G2Projective,
 }
 
-/// Wall time of each phase of one call, summed over its circuits.
+/// Wall time of each part of one call, summed over its circuits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PhaseTimes {
-    /// Split-MSM preparation (bitmaps and tails).
+    /// Phase 0: page-locking the host a/b/c buffers.
+    pub pin: Duration,
+    /// Phase 1 (or the start of phase 2 in single-lock mode): the pre-stage
+    /// decision, allocation and upload issue.
+    pub stage: Duration,
+    /// Split-MSM preparation (bitmaps and tails), on the CPU thread.
     pub prep: Duration,
-    /// NTTs and the pointwise step (H polynomial).
+    /// NTTs and the pointwise step (H polynomial), uploads of the fallback path included.
     pub ntt: Duration,
     /// The MSM over the h bases.
     pub h_msm: Duration,
-    /// L, A′, B′ (batch additions, tail or plain MSMs, input MSMs), G1.
-    pub g1_msms: Duration,
-    /// B′ in G2.
-    pub g2_msm: Duration,
+    /// G1 batch additions (L, A′, B′ split paths).
+    pub batch_add: Duration,
+    /// G1 tail MSMs, plain MSMs and input MSMs (L, A′, B′).
+    pub tails: Duration,
+    /// B′ in G2 (input MSM, batch addition and tail), on the CPU thread.
+    pub g2: Duration,
+    /// Phase 3: waiting for the streams and unpinning.
+    pub unpin: Duration,
 }
 
 /// The plan for one aux MSM with its tail bases gathered once for all circuits.
@@ -86,91 +98,106 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     }
 }
 
-/// Computes the [`Intermediates`] of every circuit in `batch` (validated against `srs`).
-pub fn compute<B: Backend + ?Sized>(
+/// The split-MSM plans of one call: made once for all its circuits on the
+/// CPU thread (phase 0), read by the G1 sums (phase 2) and the G2 sums.
+pub struct Plans<'a> {
+    l: AuxMsm<'a, G1Affine>,
+    a: AuxMsm<'a, G1Affine>,
+    b1: AuxMsm<'a, G1Affine>,
+    b2: AuxMsm<'a, G2Affine>,
+    /// B-input scalars of each circuit (inputs whose B-density bit is set).
+    b_inp: Vec<Vec<Scalar>>,
+}
+
+impl<'a> Plans<'a> {
+    /// Prepares the L, A-aux and B-aux plans in parallel (rayon).
+    pub fn prepare(srs: &'a Srs, batch: &Batch<'_>) -> Plans<'a> {
+        let num_inputs = batch.num_inputs();
+        let aux: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.aux).collect();
+        let (l_plan, (a_plan, b_plan)) = rayon::join(
+            || split::prepare(Query::Full { vars: batch.num_aux() }, &aux),
+            || {
+                rayon::join(
+                    || split::prepare(Query::Dense(batch.a_aux), &aux),
+                    || split::prepare(Query::Dense(batch.b_aux), &aux),
+                )
+            },
+        );
+        let b_inp_points = batch.b_inp.popcount;
+        let plans = Plans {
+            l: AuxMsm::new(&srs.l[..], l_plan),
+            a: AuxMsm::new(&srs.a[num_inputs..], a_plan),
+            b1: AuxMsm::new(&srs.b_g1[b_inp_points..], b_plan.clone()),
+            b2: AuxMsm::new(&srs.b_g2[b_inp_points..], b_plan),
+            b_inp: batch
+                .circuits
+                .iter()
+                .map(|c| (0..num_inputs).filter(|&i| batch.b_inp.get(i)).map(|i| c.inp[i]).collect())
+                .collect(),
+        };
+        tracing::debug!(l_split = plans.l.is_split(), a_split = plans.a.is_split(), b_split = plans.b1.is_split(), "split-MSM plans");
+        plans
+    }
+}
+
+/// B′ in G2 of every circuit (the CPU thread's work after the plans).
+pub fn g2_sums<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>) -> Result<Vec<G2Projective>> {
+    let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
+    let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
+    let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
+    (0..plans.b_inp.len())
+        .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.sum(ci, g2_add, g2_msm)?))
+        .collect()
+}
+
+/// H = Σ t_i·h_i of one circuit: the quotient (from `staged` when phase 1
+/// uploaded it) and the H-MSM. Adds to `times.ntt` and `times.h_msm`.
+pub fn h_sum<B: Backend + ?Sized>(
+    backend: &B,
+    srs: &Srs,
+    abc: Abc<'_>,
+    staged: Option<Staged>,
+    times: &mut PhaseTimes,
+) -> Result<G1Projective> {
+    let t = Instant::now();
+    let coeffs = backend.quotient(abc, srs.domain_size(), staged)?;
+    times.ntt += t.elapsed();
+    let t = Instant::now();
+    let h = backend.msm_g1(&srs.h, &coeffs[..srs.h.len()])?;
+    times.h_msm += t.elapsed();
+    Ok(h)
+}
+
+/// (L, A′, B′ in G1) of circuit `ci`. Adds to `times.batch_add` and `times.tails`.
+pub fn g1_sums<B: Backend + ?Sized>(
     backend: &B,
     srs: &Srs,
     batch: &Batch<'_>,
-) -> Result<(Vec<Intermediates>, PhaseTimes)> {
-    let mut times = PhaseTimes::default();
-    let n = srs.domain_size();
+    plans: &Plans<'_>,
+    ci: usize,
+    times: &mut PhaseTimes,
+) -> Result<(G1Projective, G1Projective, G1Projective)> {
     let num_inputs = batch.num_inputs();
-    let aux: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.aux).collect();
-
-    let t = Instant::now();
-    let (l_plan, (a_plan, b_plan)) = rayon::join(
-        || split::prepare(Query::Full { vars: batch.num_aux() }, &aux),
-        || {
-            rayon::join(
-                || split::prepare(Query::Dense(batch.a_aux), &aux),
-                || split::prepare(Query::Dense(batch.b_aux), &aux),
-            )
-        },
-    );
     let b_inp_points = batch.b_inp.popcount;
-    let l = AuxMsm::new(&srs.l[..], l_plan);
-    let a = AuxMsm::new(&srs.a[num_inputs..], a_plan);
-    let b1 = AuxMsm::new(&srs.b_g1[b_inp_points..], b_plan.clone());
-    let b2 = AuxMsm::new(&srs.b_g2[b_inp_points..], b_plan);
-    times.prep += t.elapsed();
-    tracing::debug!(l_split = l.is_split(), a_split = a.is_split(), b_split = b1.is_split(), "split-MSM plans");
-
-    // B-input scalars of each circuit (inputs whose B-density bit is set).
-    let b_inp: Vec<Vec<Scalar>> = batch
-        .circuits
-        .iter()
-        .map(|c| (0..num_inputs).filter(|&i| batch.b_inp.get(i)).map(|i| c.inp[i]).collect())
-        .collect();
-
-    // B′ in G2 runs on a CPU thread while the device works on G1 (DESIGN §4).
-    let g2_sums = |times_g2: &mut std::time::Duration| -> Result<Vec<G2Projective>> {
+    let (added, tails) = (Cell::new(Duration::ZERO), Cell::new(Duration::ZERO));
+    let timed = |cell: &Cell<Duration>, t: Instant| cell.set(cell.get() + t.elapsed());
+    let g1_add = |x: &[G1Affine], m: &[u64]| {
         let t = Instant::now();
-        let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
-        let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
-        let sums = (0..batch.circuits.len())
-            .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &b_inp[ci])? + b2.sum(ci, g2_add, g2_msm)?))
-            .collect::<Result<Vec<_>>>();
-        *times_g2 += t.elapsed();
-        sums
+        let r = backend.batch_add_g1(x, m);
+        timed(&added, t);
+        r
     };
-    let g1_sums = |times: &mut PhaseTimes| -> Result<Vec<(G1Projective, G1Projective, G1Projective, G1Projective)>> {
-        let mut out = Vec::with_capacity(batch.circuits.len());
-        for (ci, c) in batch.circuits.iter().enumerate() {
-            let t = Instant::now();
-            let coeffs = backend.quotient(c.a, c.b, c.c, n)?;
-            times.ntt += t.elapsed();
-
-            let t = Instant::now();
-            let h = backend.msm_g1(&srs.h, &coeffs[..srs.h.len()])?;
-            drop(coeffs);
-            times.h_msm += t.elapsed();
-
-            let t = Instant::now();
-            let g1_add = |x: &[G1Affine], m: &[u64]| backend.batch_add_g1(x, m);
-            let g1_msm = |x: &[G1Affine], s: &[Scalar]| backend.msm_g1(x, s);
-            let l_sum = l.sum(ci, g1_add, g1_msm)?;
-            let a_sum = backend.msm_g1(&srs.a[..num_inputs], c.inp)? + a.sum(ci, g1_add, g1_msm)?;
-            let b1_sum = backend.msm_g1(&srs.b_g1[..b_inp_points], &b_inp[ci])? + b1.sum(ci, g1_add, g1_msm)?;
-            times.g1_msms += t.elapsed();
-            out.push((h, l_sum, a_sum, b1_sum));
-        }
-        Ok(out)
+    let g1_msm = |x: &[G1Affine], s: &[Scalar]| {
+        let t = Instant::now();
+        let r = backend.msm_g1(x, s);
+        timed(&tails, t);
+        r
     };
-    let mut g2_time = std::time::Duration::ZERO;
-    let (g1, g2) = std::thread::scope(|scope| {
-        let g2 = scope.spawn(|| g2_sums(&mut g2_time));
-        let g1 = g1_sums(&mut times);
-        (g1, g2.join())
-    });
-    let g2 = match g2 {
-        Ok(r) => r?,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
-    times.g2_msm += g2_time;
-    let out = g1?
-        .into_iter()
-        .zip(g2)
-        .map(|((h, l, a, b_g1), b_g2)| Intermediates { h, l, a, b_g1, b_g2 })
-        .collect();
-    Ok((out, times))
+    let c = &batch.circuits[ci];
+    let l = plans.l.sum(ci, g1_add, g1_msm)?;
+    let a = g1_msm(&srs.a[..num_inputs], c.inp)? + plans.a.sum(ci, g1_add, g1_msm)?;
+    let b1 = g1_msm(&srs.b_g1[..b_inp_points], &plans.b_inp[ci])? + plans.b1.sum(ci, g1_add, g1_msm)?;
+    times.batch_add += added.get();
+    times.tails += tails.get();
+    Ok((l, a, b1))
 }

@@ -1,0 +1,176 @@
+//! Run-time switches of the lock protocol (DESIGN §5), read from the
+//! environment at every proving call so that a benchmark can compare modes in
+//! one process (change them only while no call is in flight).
+//!
+//! | variable | values | default |
+//! |---|---|---|
+//! | `SUPRASEAL_C2_LOCKS` | `two` (memory lock, then compute lock) or `single` (one lock around phases 1–2) | `two` |
+//! | `SUPRASEAL_C2_PRESTAGE` | `on` or `off` (always the fallback path) | `on` |
+//! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
+//! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
+//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1` or `N@phase2`: the N-th device allocation in that phase fails once (tests) | unset |
+
+use crate::error::{Error, Result};
+
+/// How the locks are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    /// Memory lock for phase 1, then compute lock for phase 2 (the design).
+    Two,
+    /// The compute lock around phases 1 and 2 (the single-lock design, for comparison).
+    Single,
+}
+
+/// The phase an injected allocation fault targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPhase {
+    /// Pre-staging under the memory lock: the call must fall back and still prove.
+    Phase1,
+    /// Kernels under the compute lock: the call must fail cleanly.
+    Phase2,
+}
+
+/// The switches in effect for one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `SUPRASEAL_C2_LOCKS`.
+    pub locks: LockMode,
+    /// `SUPRASEAL_C2_PRESTAGE`.
+    pub prestage: bool,
+    /// `SUPRASEAL_C2_VRAM_MARGIN_MB`, in bytes.
+    pub vram_margin: usize,
+    /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, in bytes.
+    pub vram_limit: Option<usize>,
+    /// `SUPRASEAL_C2_FAULT_ALLOC`: (N ≥ 1, phase).
+    pub fault: Option<(u64, FaultPhase)>,
+}
+
+const MIB: usize = 1 << 20;
+
+fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize>> {
+    var(name)
+        .map(|v| {
+            v.parse::<usize>()
+                .ok()
+                .and_then(|m| m.checked_mul(MIB))
+                .ok_or_else(|| Error::invalid(format!("{name} is {v:?} but must be a whole number of MiB")))
+        })
+        .transpose()
+}
+
+impl Default for Settings {
+    /// Every switch at its default (two locks, pre-staging on, 512 MiB margin).
+    fn default() -> Self {
+        Settings { locks: LockMode::Two, prestage: true, vram_margin: 512 * MIB, vram_limit: None, fault: None }
+    }
+}
+
+impl Settings {
+    /// Reads the variables above. Errors: `EINVAL` naming the variable and
+    /// the accepted values when one is malformed.
+    pub fn from_env() -> Result<Settings> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::from_env`] with the variables looked up through `get`.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings> {
+        let var = |name: &str| get(name).map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
+        let locks = match var("SUPRASEAL_C2_LOCKS").as_deref() {
+            None | Some("two") => LockMode::Two,
+            Some("single") => LockMode::Single,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOCKS is {v:?} but must be two or single"))),
+        };
+        let prestage = match var("SUPRASEAL_C2_PRESTAGE").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {v:?} but must be on or off"))),
+        };
+        let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
+            .map(|v| {
+                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1 or N@phase2 (N ≥ 1)"));
+                let (n, phase) = v.split_once('@').ok_or_else(bad)?;
+                let n = n.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
+                let phase = match phase {
+                    "phase1" => FaultPhase::Phase1,
+                    "phase2" => FaultPhase::Phase2,
+                    _ => return Err(bad()),
+                };
+                Ok((n, phase))
+            })
+            .transpose()?;
+        Ok(Settings {
+            locks,
+            prestage,
+            vram_margin: mib(&var, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
+            vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
+            fault,
+        })
+    }
+
+    /// Free device memory as admission sees it: the measured `free` bytes, or
+    /// with a limit L, `min(free, L − (total − free))` — a card of L bytes
+    /// with the same amount in use.
+    pub fn effective_free(&self, free: usize, total: usize) -> usize {
+        match self.vram_limit {
+            Some(limit) => free.min(limit.saturating_sub(total.saturating_sub(free))),
+            None => free,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effective_free_models_a_smaller_card() {
+        let s = Settings { locks: LockMode::Two, prestage: true, vram_margin: 0, vram_limit: Some(16 << 30), fault: None };
+        // 141 GiB card with 10 GiB in use behaves like a 16 GiB card with 10 GiB in use.
+        assert_eq!(s.effective_free(131 << 30, 141 << 30), 6 << 30);
+        // Limit above what is in use but real free smaller: the real value wins.
+        assert_eq!(s.effective_free(1 << 30, 2 << 30), 1 << 30);
+        // More in use than the limit: nothing is free.
+        assert_eq!(s.effective_free(100 << 30, 141 << 30), 0);
+        let unlimited = Settings { vram_limit: None, ..s };
+        assert_eq!(unlimited.effective_free(5, 10), 5);
+    }
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Settings> {
+        Settings::from_lookup(|k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn defaults_and_every_switch_parse() {
+        let d = parse(&[]).unwrap();
+        assert_eq!((d.locks, d.prestage, d.vram_margin, d.vram_limit, d.fault), (LockMode::Two, true, 512 << 20, None, None));
+        let s = parse(&[
+            ("SUPRASEAL_C2_LOCKS", "Single"),
+            ("SUPRASEAL_C2_PRESTAGE", "off"),
+            ("SUPRASEAL_C2_VRAM_MARGIN_MB", "0"),
+            ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16384"),
+            ("SUPRASEAL_C2_FAULT_ALLOC", "3@phase2"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault),
+            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)))
+        );
+    }
+
+    #[test]
+    fn malformed_values_name_the_variable() {
+        for (k, v) in [
+            ("SUPRASEAL_C2_LOCKS", "three"),
+            ("SUPRASEAL_C2_PRESTAGE", "maybe"),
+            ("SUPRASEAL_C2_VRAM_MARGIN_MB", "-1"),
+            ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16G"),
+            ("SUPRASEAL_C2_FAULT_ALLOC", "0@phase1"),
+            ("SUPRASEAL_C2_FAULT_ALLOC", "2@phase3"),
+            ("SUPRASEAL_C2_FAULT_ALLOC", "2"),
+        ] {
+            let e = parse(&[(k, v)]).unwrap_err();
+            assert_eq!(e.code, crate::error::code::EINVAL);
+            assert!(e.message.contains(k), "{e}");
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Phases 0, 1 and 3 of a GPU call (DESIGN §5): pinning the caller's a/b/c,
+//! pre-staging them on the device under the memory lock, and unpinning.
+//!
+//! Phase 1 uses only non-blocking operations: `cuMemGetInfo`, stream-ordered
+//! allocation (`cuMemAllocAsync`, through cudarc) on this call's upload
+//! stream, `cuMemcpyHtoDAsync` from pinned memory and `cuMemsetD8Async` for the
+//! zero padding. cudarc records a write event per buffer; the compute stream
+//! waits on those events when phase 2 first uses a buffer. Nothing here waits
+//! for another stream, trims the pool or frees memory another stream uses.
+
+use std::ffi::c_void;
+
+use blstrs::Scalar;
+use cudarc::driver::CudaSlice;
+
+use super::device::{check_alloc, cuda_err};
+use super::{limbs, GpuBackend};
+use crate::backend::{Abc, Admission, Staged};
+use crate::config::FaultPhase;
+use crate::error::Result;
+
+/// Bytes per domain element that a call's phase 2 may allocate beyond its
+/// staged inputs (fallback a/b/c uploads and twiddles in the NTT: 128 B;
+/// bases, scalars, sort keys and bucket partials in the H-MSM: about 150 B).
+/// Admission keeps this much free for whichever worker is computing.
+pub const COMPUTE_PEAK_BYTES_PER_ELEMENT: usize = 160;
+
+/// One circuit's a, b, c on the device: 4·n u64 words each (n scalars in
+/// Montgomery form, zero-padded past `abc_size`).
+pub struct StagedAbc {
+    pub a: CudaSlice<u64>,
+    pub b: CudaSlice<u64>,
+    pub c: CudaSlice<u64>,
+}
+
+impl GpuBackend {
+    /// Phase 0: `cuMemHostRegister` on every non-empty a/b/c buffer. On the
+    /// first failure everything registered so far is unregistered and the
+    /// reason returned (the call then uploads from pageable memory in phase 2).
+    pub(super) fn pin_inputs(&self, inputs: &[Abc<'_>]) -> Option<String> {
+        if let Err(e) = self.exec.gpu.ctx.bind_to_thread() {
+            return Some(format!("cuCtxSetCurrent: {e:?}"));
+        }
+        let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        for v in inputs.iter().flatten().filter(|v| !v.is_empty()) {
+            let (ptr, bytes) = (v.as_ptr() as *mut c_void, std::mem::size_of_val(*v));
+            // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
+            // call (caller contract); it is unregistered in phase 3 (`unpin`).
+            let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) };
+            if r != cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS {
+                drop(pins);
+                self.unpin_inputs();
+                return Some(format!("cuMemHostRegister of {bytes} B failed: {r:?}"));
+            }
+            pins.push(ptr as usize);
+        }
+        None
+    }
+
+    /// Phase 3 (and drop): waits for this call's two streams, then
+    /// unregisters every pinned buffer. Errors are ignored: the buffers stay
+    /// the caller's either way.
+    pub(super) fn unpin_inputs(&self) {
+        let pins = std::mem::take(&mut *self.pins.lock().unwrap_or_else(|p| p.into_inner()));
+        if pins.is_empty() {
+            return;
+        }
+        let _ = self.exec.gpu.ctx.bind_to_thread();
+        let _ = self.upload.synchronize();
+        let _ = self.exec.stream.synchronize();
+        for p in pins {
+            // SAFETY: registered by `pin_inputs` and not yet unregistered.
+            let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(p as *mut c_void) };
+        }
+    }
+
+    /// Phase 1, see [`crate::backend::Backend::prestage`].
+    pub(super) fn prestage_inputs(&self, inputs: &[Abc<'_>], n: usize, not_pinned: Option<&str>) -> Admission {
+        let settings = &self.exec.settings;
+        if !settings.prestage {
+            return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
+        }
+        if let Some(why) = not_pinned {
+            return Admission::Fallback(format!("host buffers not pinned ({why})"));
+        }
+        let (free, total) = match self.exec.gpu.mem_info() {
+            Ok(m) => m,
+            Err(e) => return Admission::Fallback(e.message),
+        };
+        let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
+        let reserve = settings.vram_margin + COMPUTE_PEAK_BYTES_PER_ELEMENT * n;
+        let avail = settings.effective_free(free, total);
+        if need + reserve > avail {
+            return Admission::Fallback(format!(
+                "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
+            ));
+        }
+        let mut staged = Vec::with_capacity(inputs.len());
+        for abc in inputs {
+            match self.stage_one(abc, n) {
+                Ok(s) => staged.push(Staged(Box::new(s))),
+                // Dropping `staged` frees on the upload stream, which only
+                // this call has used: no other stream is waited for.
+                Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
+            }
+        }
+        Admission::Staged(staged)
+    }
+
+    fn stage_one(&self, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+        let one = |v: &[Scalar], what: &str| -> Result<CudaSlice<u64>> {
+            check_alloc(&self.exec.gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
+            // SAFETY: every word is written below (copy, then zero padding) before any read.
+            let mut d = unsafe { self.upload.alloc::<u64>(4 * n) }.map_err(cuda_err(what))?;
+            self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
+            if v.len() < n {
+                self.upload.memset_zeros(&mut d.slice_mut(4 * v.len()..)).map_err(cuda_err(what))?;
+            }
+            Ok(d)
+        };
+        Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")? })
+    }
+}
