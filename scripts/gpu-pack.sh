@@ -23,7 +23,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         print(m["executable"])'
 }
-for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2-cli --test gpu_proofs); do
+for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2-cli --test gpu_proofs) \
+  $(list_tests -p supraseal-c2-cli --test lock_protocol); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done
@@ -32,22 +33,40 @@ git rev-parse --short HEAD > gpu-pack/COMMIT
 cat > gpu-pack/run.sh <<'RUN'
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root. Writes logs to $OUT.
+#   bash gpu-pack/run.sh tests   # GPU-vs-CPU tests, proofs, lock protocol + faults, 2^20 correctness bench
+#   bash gpu-pack/run.sh bench   # synthetic 2^24 throughput matrix (lock modes x workers)
+#   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT)
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
+what=${1:-tests}
 {
-  echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-  echo "== lib GPU tests (NTT, MSM, batch addition, quotient vs CPU)"
-  ./gpu --test-threads=1 --nocapture; echo "rc=$?"
-  echo "== whole proofs: GPU vs CPU bytes, bellperson verify, 200-proof VRAM loop"
-  ./gpu_proofs --nocapture; echo "rc=$?"
-  echo "== CLI default job on the GPU"
-  export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
-  ./supraseal-c2 prove --backend gpu --seed 7; echo "rc=$?"
-  ./supraseal-c2 prove --backend cpu --seed 7; echo "rc=$?"
-  echo "== kernel timings (host in/out)"
-  ./gpu_bench; echo "rc=$?"
-} 2>&1 | tee "$OUT/gpu-run.log"
+  echo "commit $(cat COMMIT) ($what)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
+  nproc; free -g | head -2
+  case "$what" in
+  tests)
+    echo "== lib GPU tests (NTT, MSM, batch addition, quotient vs CPU)"
+    ./gpu --test-threads=1 --nocapture; echo "rc=$?"
+    echo "== whole proofs: GPU vs CPU bytes, bellperson verify, 200-proof VRAM loop"
+    ./gpu_proofs --nocapture; echo "rc=$?"
+    echo "== lock protocol: 4 workers x 3 modes, phase-1/phase-2 faults, VRAM limit"
+    ./lock_protocol --test-threads=1 --nocapture; echo "rc=$?"
+    echo "== CLI default job on the GPU"
+    ./supraseal-c2 prove --backend gpu --seed 7; echo "rc=$?"
+    echo "== correctness bench: SHA-256 2^20, W = 1..4 x 20 proofs, three modes, every proof verified and compared"
+    time ./supraseal-c2 bench --circuit sha256 --log-constraints 20 --workers 1,2,3,4 --partitions 20 --modes two,single,fallback; echo "rc=$?"
+    ;;
+  bench)
+    echo "== throughput: synthetic 2^24 domain, single vs two locks, W = 1, 2, 3; two locks with a 16 GiB card"
+    time ./supraseal-c2 bench --synthetic-log-domain ${LOG_DOMAIN:-24} --workers 1,2,3 --partitions ${PARTITIONS:-2} \
+      --modes single,two,two-limit=16384; echo "rc=$?"
+    ;;
+  kernels)
+    ./gpu_bench; echo "rc=$?"
+    ;;
+  esac
+} 2>&1 | tee "$OUT/gpu-run-$what.log"
 RUN
 chmod +x gpu-pack/run.sh
 du -sh gpu-pack; ls -la gpu-pack

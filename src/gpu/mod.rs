@@ -66,6 +66,13 @@ pub fn device_count() -> usize {
     }
 }
 
+/// Restarts the device-allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
+/// refers to (tests); a no-op in a build without kernels.
+pub fn reset_fault_counters() {
+    #[cfg(supraseal_gpu)]
+    device::reset_fault_counters();
+}
+
 /// The GPU backend for one proving call on one device: the call's compute
 /// stream ([`device::Exec`]), its upload stream (phase 1) and what it pinned.
 #[cfg(supraseal_gpu)]
@@ -123,8 +130,11 @@ impl crate::backend::Backend for GpuBackend {
         let gpu = &self.exec.gpu;
         self.exec.stream.synchronize().map_err(device::cuda_err("cuStreamSynchronize (compute)"))?;
         self.upload.synchronize().map_err(device::cuda_err("cuStreamSynchronize (upload)"))?;
-        // Errors cudarc could only record (frees in destructors) surface here.
-        gpu.ctx.check_err().map_err(device::cuda_err("a deferred free"))?;
+        // cudarc records errors of destructors (frees) context-wide; they may
+        // belong to another call, so they are logged, not returned here.
+        if let Err(e) = gpu.ctx.check_err() {
+            tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
+        }
         gpu.trim_pool()
     }
     fn unpin(&self) {
@@ -243,6 +253,19 @@ impl GpuBackendHandle {
         #[cfg(not(supraseal_gpu))]
         {
             let _ = (a, dir, coset);
+            match self.never {}
+        }
+    }
+
+    /// Device memory in use (total − free) in bytes, by every process.
+    pub fn used_bytes(&self) -> Result<usize> {
+        #[cfg(supraseal_gpu)]
+        {
+            let (free, total) = self.inner.exec().mem_info()?;
+            Ok(total - free)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
             match self.never {}
         }
     }

@@ -1,0 +1,255 @@
+//! The lock protocol of DESIGN §5, observed through the library's per-call
+//! reports (`pipeline::record_reports`): with several workers sharing one
+//! handle, no call holds both locks, the memory lock is always released before
+//! the compute lock is asked for, each lock has one holder at a time, and the
+//! proofs are byte-identical across lock modes and the fallback path. Runs on
+//! whatever backend `auto` picks (the CPU in CI, the GPU on the H200), so the
+//! ordering is checked in CI. The GPU-only part (injected allocation faults,
+//! the VRAM limit) reports itself skipped without a GPU.
+//!
+//! Tests here change environment switches and read process-wide reports, so
+//! they take one lock and run one at a time.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use blstrs::Scalar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+use supraseal_c2::locks::{LockHandle, Span};
+use supraseal_c2::pipeline::{self, CallReport};
+use supraseal_c2_cli::circuits::Kind;
+use supraseal_c2_cli::collector::Witness;
+use supraseal_c2_cli::ffi::{self, Params};
+use supraseal_c2_cli::kit;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const SWITCHES: [&str; 5] = [
+    "SUPRASEAL_C2_LOCKS",
+    "SUPRASEAL_C2_PRESTAGE",
+    "SUPRASEAL_C2_VRAM_LIMIT_MB",
+    "SUPRASEAL_C2_VRAM_MARGIN_MB",
+    "SUPRASEAL_C2_FAULT_ALLOC",
+];
+
+/// Sets exactly `vars` among the switches (only while no call is in flight).
+fn switches(vars: &[(&str, &str)]) {
+    for k in SWITCHES {
+        std::env::remove_var(k);
+    }
+    for (k, v) in vars {
+        std::env::set_var(k, v);
+    }
+}
+
+struct Handle(*mut std::ffi::c_void);
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
+    unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
+}
+
+/// Spans of one lock must not overlap: sorted by acquisition, each is
+/// released before the next is acquired.
+fn assert_one_holder(mut spans: Vec<Span>, what: &str) {
+    spans.sort_by_key(|s| s.acquired);
+    for w in spans.windows(2) {
+        assert!(w[0].released <= w[1].acquired, "{what} held by two calls at once: {:?} then {:?}", w[0], w[1]);
+    }
+}
+
+fn check_protocol(reports: &[CallReport], two_locks: bool) {
+    for r in reports {
+        assert_eq!(r.error, None);
+        let compute = r.compute.expect("every call takes the compute lock");
+        match (two_locks, r.mem) {
+            (true, Some(mem)) => {
+                assert!(mem.released <= compute.requested, "memory lock still held when the compute lock was requested: {r:?}");
+                assert!(mem.requested <= mem.acquired && mem.acquired <= mem.released);
+            }
+            (false, None) => {}
+            (two, mem) => panic!("two-lock mode {two} but memory-lock span {mem:?}"),
+        }
+    }
+    assert_one_holder(reports.iter().filter_map(|r| r.compute).collect(), "compute lock");
+    assert_one_holder(reports.iter().filter_map(|r| r.mem).collect(), "memory lock");
+}
+
+#[test]
+fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    const WORKERS: usize = 4;
+    const PROOFS: usize = 4;
+    let keys = common::keys(Kind::Mimc, 10);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    // Each worker owns its witnesses (a/b/c are pinned per call on the GPU).
+    let witnesses: Vec<Vec<(Witness, Vec<Scalar>)>> = (0..WORKERS)
+        .map(|w| kit::witnesses(Kind::Mimc, 10, 2, &mut ChaCha20Rng::seed_from_u64(seed + w as u64)).unwrap())
+        .collect();
+    let mut first: HashMap<(usize, usize), Vec<u8>> = HashMap::new();
+    for (mode, vars, two) in [
+        ("two locks", &[][..], true),
+        ("single lock", &[("SUPRASEAL_C2_LOCKS", "single")][..], false),
+        ("fallback", &[("SUPRASEAL_C2_PRESTAGE", "off")][..], true),
+    ] {
+        switches(vars);
+        let handle = Handle(unsafe { ffi::create_gpu_mutex() });
+        pipeline::record_reports(true);
+        let results: Vec<((usize, usize), Vec<u8>)> = std::thread::scope(|scope| {
+            let tasks: Vec<_> = (0..WORKERS)
+                .map(|w| {
+                    let (srs, keys, witnesses, handle) = (&srs, &keys, &witnesses, &handle);
+                    scope.spawn(move || {
+                        let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (w as u64 + 100));
+                        (0..PROOFS)
+                            .map(|p| {
+                                let (wit, inputs) = &witnesses[w][p % 2];
+                                let r = common::random_scalars(&mut rng, 2);
+                                let proof = ffi::prove(srs, std::slice::from_ref(wit), &r[..1], &r[1..], handle.0, 0)
+                                    .unwrap_or_else(|e| panic!("{mode}: worker {w} proof {p}: {e}"));
+                                assert!(ffi::verify(&keys.vk, &proof[0], inputs), "{mode}: worker {w} proof {p} does not verify");
+                                ((w, p), bytes(&proof[0]))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            tasks.into_iter().flat_map(|t| t.join().unwrap()).collect()
+        });
+        let reports = pipeline::take_reports();
+        pipeline::record_reports(false);
+        assert_eq!(reports.len(), WORKERS * PROOFS, "{mode}: one report per call");
+        check_protocol(&reports, two);
+        let h = unsafe { &*(handle.0 as *const LockHandle) };
+        assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "{mode}: locks released");
+        unsafe { ffi::destroy_gpu_mutex(handle.0) };
+        for (key, b) in results {
+            match first.get(&key) {
+                Some(prev) => assert_eq!(prev, &b, "{mode}: proof {key:?} differs from the two-lock proof for the same r, s"),
+                None => {
+                    first.insert(key, b);
+                }
+            }
+        }
+        eprintln!(
+            "{mode}: {} calls, backend {}, pre-staged {}",
+            reports.len(),
+            reports[0].backend,
+            reports.iter().filter(|r| r.prestaged == Some(true)).count()
+        );
+    }
+    switches(&[]);
+}
+
+/// Free VRAM of GPU 0, or `None` without a GPU backend.
+fn free_vram() -> Option<usize> {
+    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).ok()?;
+    gpu.free_bytes().ok()
+}
+
+#[test]
+fn gpu_allocation_faults_and_vram_limit() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
+        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
+        return;
+    }
+    let keys = common::keys(Kind::Mimc, 12);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 12, 6, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, 2);
+    let prove = |i: usize| ffi::prove(&srs, std::slice::from_ref(&batch[i].0), &rs[..1], &rs[1..], std::ptr::null_mut(), 0);
+    switches(&[]);
+    let clean = prove(0).unwrap();
+    let before = free_vram().unwrap();
+
+    // Phase 1 fault: the call falls back and the proof is the same.
+    supraseal_c2::gpu::reset_fault_counters();
+    switches(&[("SUPRASEAL_C2_FAULT_ALLOC", "2@phase1")]);
+    pipeline::record_reports(true);
+    let p = prove(0).expect("a phase-1 fault must fall back, not fail");
+    let r = pipeline::take_reports();
+    assert_eq!(bytes(&p[0]), bytes(&clean[0]));
+    assert_eq!(r[0].prestaged, Some(false));
+    assert!(r[0].reason.as_deref().unwrap_or("").contains("injected"), "{:?}", r[0].reason);
+    eprintln!("phase-1 fault: fallback, reason {:?}", r[0].reason);
+
+    // Phase 2 fault among 3 workers: exactly one call fails, the rest verify.
+    supraseal_c2::gpu::reset_fault_counters();
+    switches(&[("SUPRASEAL_C2_FAULT_ALLOC", "9@phase2")]);
+    let handle = Handle(unsafe { ffi::create_gpu_mutex() });
+    let outcomes: Vec<Result<bool, (i32, String)>> = std::thread::scope(|scope| {
+        let tasks: Vec<_> = (0..3)
+            .map(|w| {
+                let (srs, keys, batch, rs, handle) = (&srs, &keys, &batch, &rs, &handle);
+                scope.spawn(move || {
+                    (0..3)
+                        .map(|p| {
+                            let (wit, inputs) = &batch[(w * 2 + p) % 6];
+                            ffi::prove(srs, std::slice::from_ref(wit), &rs[..1], &rs[1..], handle.0, 0)
+                                .map(|pr| ffi::verify(&keys.vk, &pr[0], inputs))
+                                .map_err(|e| (e.code, e.message))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        tasks.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    let reports = pipeline::take_reports();
+    pipeline::record_reports(false);
+    switches(&[]);
+    let failed: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "exactly the injected fault fails: {outcomes:?}");
+    assert_eq!(failed[0].0, 2, "CUDA_ERROR_OUT_OF_MEMORY");
+    assert!(failed[0].1.contains("injected"), "{}", failed[0].1);
+    assert!(outcomes.iter().filter_map(|o| o.as_ref().ok()).all(|&v| v), "the other proofs verify");
+    check_protocol_except_errors(&reports);
+    let h = unsafe { &*(handle.0 as *const LockHandle) };
+    assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "both locks released after the fault");
+    unsafe { ffi::destroy_gpu_mutex(handle.0) };
+    let after = free_vram().unwrap();
+    assert_eq!(after, before, "free VRAM before {before} B, after the faulted run {after} B");
+    eprintln!("phase-2 fault: {:?}; 8 others verified; free VRAM {before} -> {after} B", failed[0]);
+
+    // A card too small to pre-stage: fallback, still correct.
+    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap();
+    let used_mib = gpu.used_bytes().unwrap() >> 20;
+    drop(gpu);
+    switches(&[("SUPRASEAL_C2_VRAM_LIMIT_MB", &(used_mib + 256).to_string())]);
+    pipeline::record_reports(true);
+    let p = prove(0).expect("fallback under the VRAM limit");
+    let r = pipeline::take_reports();
+    assert_eq!(bytes(&p[0]), bytes(&clean[0]));
+    assert_eq!(r[0].prestaged, Some(false), "{:?}", r[0].reason);
+    eprintln!("VRAM limit +256 MiB: fallback ({:?})", r[0].reason);
+
+    // A card with no room at all: an out-of-memory error, then the next call works.
+    switches(&[("SUPRASEAL_C2_VRAM_LIMIT_MB", &used_mib.to_string())]);
+    let e = prove(0).expect_err("no room on the pretended card");
+    assert_eq!(e.code, 2, "{e}");
+    switches(&[]);
+    let p = prove(0).expect("the next call is served");
+    assert_eq!(bytes(&p[0]), bytes(&clean[0]));
+    pipeline::record_reports(false);
+    assert_eq!(free_vram().unwrap(), before, "no VRAM left behind by the out-of-memory call");
+    eprintln!("VRAM limit = in use: error {e}; next call fine");
+}
+
+fn check_protocol_except_errors(reports: &[CallReport]) {
+    for r in reports {
+        if let (Some(mem), Some(compute)) = (r.mem, r.compute) {
+            assert!(mem.released <= compute.requested);
+        }
+    }
+    assert_one_holder(reports.iter().filter_map(|r| r.compute).collect(), "compute lock");
+    assert_one_holder(reports.iter().filter_map(|r| r.mem).collect(), "memory lock");
+}
