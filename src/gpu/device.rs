@@ -8,7 +8,8 @@
 //! stream's kernels, and both before the free).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig};
@@ -55,6 +56,8 @@ pub struct Gpu {
     _first_stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
     funcs: HashMap<&'static str, CudaFunction>,
+    /// Proving calls in flight on this device (between backend creation and drop).
+    pub active: AtomicUsize,
 }
 
 impl Gpu {
@@ -66,7 +69,7 @@ impl Gpu {
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
-        Ok(Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs })
+        Ok(Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0) })
     }
 
     /// The kernel `name` (one of `KERNELS`).
@@ -85,17 +88,48 @@ impl Gpu {
         self.ctx.new_stream().map_err(cuda_err("cuStreamCreate"))
     }
 
-    /// Returns the default memory pool's unused memory to the device
-    /// (`cuMemPoolTrimTo(pool, 0)`). Called at the end of phase 2, under the
-    /// compute lock, where waiting for other streams costs nothing.
-    pub fn trim_pool(&self) -> Result<()> {
+    fn pool(&self) -> Result<cudarc::driver::sys::CUmemoryPool> {
         self.ctx.bind_to_thread().map_err(cuda_err("cuCtxSetCurrent"))?;
         // SAFETY: the device handle comes from our live context.
-        unsafe {
-            let pool = cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())
-                .map_err(cuda_err("cuDeviceGetDefaultMemPool"))?;
-            cudarc::driver::result::mem_pool::trim_to(pool, 0).map_err(cuda_err("cuMemPoolTrimTo"))
+        unsafe { cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device()) }
+            .map_err(cuda_err("cuDeviceGetDefaultMemPool"))
+    }
+
+    /// Bytes the default pool keeps mapped but no allocation uses: a
+    /// stream-ordered allocation reuses them without mapping new memory.
+    /// `cuMemGetInfo` counts them as used. (Two pool queries; they wait for nothing.)
+    pub fn pool_cached(&self) -> usize {
+        let attr = |a| -> Option<u64> {
+            let mut v: u64 = 0;
+            // SAFETY: both attributes are cuuint64_t, written into `v`.
+            unsafe { cudarc::driver::result::mem_pool::get_attribute(self.pool().ok()?, a, &mut v as *mut u64 as *mut c_void) }
+                .ok()?;
+            Some(v)
+        };
+        use cudarc::driver::sys::CUmemPool_attribute::{CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_USED_MEM_CURRENT};
+        match (attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)) {
+            (Some(r), Some(u)) => r.saturating_sub(u) as usize,
+            _ => 0,
         }
+    }
+
+    /// Memory an allocation can get, in bytes: free plus what the pool keeps
+    /// cached; and the total.
+    pub fn available(&self) -> Result<(usize, usize)> {
+        let (free, total) = self.mem_info()?;
+        Ok((free + self.pool_cached(), total))
+    }
+
+    /// Returns the default memory pool's unused memory beyond `keep` bytes to
+    /// the device (`cuMemPoolTrimTo`). Called at the end of phase 2, under the
+    /// compute lock, where waiting for other streams costs nothing, keeping
+    /// one pre-stage's worth while other calls are in flight (so the next
+    /// phase 1 reuses it instead of mapping new memory under the memory lock);
+    /// and with `keep = 0` by the last call in flight on the device, so that
+    /// an idle device is back to its free memory before the calls.
+    pub fn trim_pool(&self, keep: usize) -> Result<()> {
+        // SAFETY: a valid pool of our device.
+        unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, keep) }.map_err(cuda_err("cuMemPoolTrimTo"))
     }
 }
 
@@ -125,7 +159,7 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
         ));
     }
     if let Some(limit) = settings.vram_limit {
-        let (free, total) = gpu.mem_info()?;
+        let (free, total) = gpu.available()?;
         let used = total.saturating_sub(free);
         if used + bytes > limit {
             return Err(Error::new(

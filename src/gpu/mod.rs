@@ -81,6 +81,8 @@ pub struct GpuBackend {
     upload: std::sync::Arc<cudarc::driver::CudaStream>,
     pins: std::sync::Mutex<Vec<usize>>,
     not_pinned: std::sync::Mutex<Option<String>>,
+    /// This call's pre-stage size in bytes (what the pool keeps for the next call).
+    stage_bytes: std::sync::atomic::AtomicUsize,
 }
 
 #[cfg(supraseal_gpu)]
@@ -91,11 +93,14 @@ impl GpuBackend {
     pub fn new(ordinal: usize, settings: crate::config::Settings) -> Result<Self> {
         let gpu = device::device(ordinal)?;
         let upload = gpu.new_stream()?;
+        let exec = device::Exec::new(gpu, settings)?;
+        exec.gpu.active.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(GpuBackend {
-            exec: device::Exec::new(gpu, settings)?,
+            exec,
             upload,
             pins: Default::default(),
             not_pinned: Default::default(),
+            stage_bytes: Default::default(),
         })
     }
 
@@ -109,6 +114,12 @@ impl GpuBackend {
 impl Drop for GpuBackend {
     fn drop(&mut self) {
         self.unpin_inputs();
+        // The last call in flight returns the pool's cache to the device.
+        if self.exec.gpu.active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            let _ = self.upload.synchronize();
+            let _ = self.exec.stream.synchronize();
+            let _ = self.exec.gpu.trim_pool(0);
+        }
     }
 }
 
@@ -135,7 +146,8 @@ impl crate::backend::Backend for GpuBackend {
         if let Err(e) = gpu.ctx.check_err() {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
-        gpu.trim_pool()
+        let others = gpu.active.load(std::sync::atomic::Ordering::SeqCst) > 1;
+        gpu.trim_pool(if others { self.stage_bytes.load(std::sync::atomic::Ordering::Relaxed) } else { 0 })
     }
     fn unpin(&self) {
         self.unpin_inputs();

@@ -83,11 +83,12 @@ impl GpuBackend {
         if let Some(why) = not_pinned {
             return Admission::Fallback(format!("host buffers not pinned ({why})"));
         }
-        let (free, total) = match self.exec.gpu.mem_info() {
+        let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
+        self.stage_bytes.store(need, std::sync::atomic::Ordering::Relaxed);
+        let (free, total) = match self.exec.gpu.available() {
             Ok(m) => m,
             Err(e) => return Admission::Fallback(e.message),
         };
-        let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
         let reserve = settings.vram_margin + COMPUTE_PEAK_BYTES_PER_ELEMENT * n;
         let avail = settings.effective_free(free, total);
         if need + reserve > avail {
