@@ -210,8 +210,11 @@ void destroy_gpu_mutex(void *handle);
  be checked. `gpu_mtx` NULL selects the default lock of the device;
  `gpu_index` ≥ 0 pins the device, −1 lets the library choose. On success
  every `proofs[i]` is written; on error none is. Errors: `EINVAL` (any
- validation failure: the message names the argument, expected vs got),
- `ENODEV` (GPU backend demanded, none usable), `EFAULT` (internal panic).
+ validation failure: the message names the argument, expected vs got; or a
+ malformed `SUPRASEAL_C2_*` switch), `ENODEV` (GPU backend demanded, none
+ usable), a CUDA error number such as 2 = out of memory (the message names
+ the CUDA call; the call's device memory is freed and both locks are
+ released, so the next call is served), `EFAULT` (internal panic).
 
  # Safety
  All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
