@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, Scalar};
 
-use crate::abi::exports::srs_ref;
+use crate::abi::exports::srs_arc;
 use crate::abi::types::{fr_t, groth16_proof, CAssignment, SRS};
 use crate::assignment::Batch;
 use crate::backend::{self, Abc, Admission, Backend, Staged};
@@ -87,15 +87,10 @@ pub unsafe fn start(
 ) -> Result<Pending> {
     crate::log::init_from_env();
     let t0 = Instant::now();
+    // Our own reference, held for the pending handle's lifetime.
     // SAFETY: forwarded contract.
-    let key = unsafe { srs_ref(srs) }?;
-    // Hold our own reference for the pending handle's lifetime.
-    // SAFETY: `srs` is a live handle (checked above); its ptr came from Arc::into_raw.
-    let key_arc = unsafe {
-        let ptr = (*srs).ptr as *const Srs;
-        Arc::increment_strong_count(ptr);
-        Arc::from_raw(ptr)
-    };
+    let key_arc = unsafe { srs_arc(srs) }?;
+    let key: &Srs = &key_arc;
     // SAFETY: forwarded contract.
     let batch = unsafe { crate::assignment::validate(provers, num_circuits, key) }?;
     let r = unsafe { copy_scalars(r_s, num_circuits, "r_s") }?;

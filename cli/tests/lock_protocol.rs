@@ -229,9 +229,7 @@ fn gpu_allocation_faults_and_vram_limit() {
     eprintln!("phase-2 fault: {:?}; 8 others verified; free VRAM {before} -> {after} B", failed[0]);
 
     // A card too small to pre-stage: fallback, still correct.
-    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap();
-    let used_mib = gpu.used_bytes().unwrap() >> 20;
-    drop(gpu);
+    let used_mib = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap().used_bytes().unwrap() >> 20;
     switches(&[("SUPRASEAL_C2_VRAM_LIMIT_MB", &(used_mib + 256).to_string())]);
     pipeline::record_reports(true);
     let p = prove(0).expect("fallback under the VRAM limit");

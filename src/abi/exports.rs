@@ -30,6 +30,22 @@ pub(crate) unsafe fn srs_ref<'a>(srs: *const SRS) -> Result<&'a Srs> {
     Ok(unsafe { &*(ptr as *const Srs) })
 }
 
+/// A new strong reference to the `Srs` behind a handle (for work that
+/// outlives the call, such as a pending split-form proof).
+///
+/// # Safety
+/// As [`srs_ref`].
+pub(crate) unsafe fn srs_arc(srs: *const SRS) -> Result<std::sync::Arc<Srs>> {
+    // SAFETY: forwarded contract; checks NULL and empty handles.
+    let key: *const Srs = unsafe { srs_ref(srs) }?;
+    // SAFETY: `key` came from `Arc::into_raw` and the caller's handle keeps a
+    // count alive, so adding one and taking it back as an Arc is balanced.
+    unsafe {
+        std::sync::Arc::increment_strong_count(key);
+        Ok(std::sync::Arc::from_raw(key))
+    }
+}
+
 /// Loads (or fetches from the cache) a params file.
 ///
 /// C: `RustError create_SRS(SRS* ret, const char* params_path, bool cache);`
