@@ -42,7 +42,8 @@ fn gpu_proofs_match_cpu_and_verify_and_200_proofs_leave_no_vram_behind() {
         eprintln!("{kind:?} 2^{k}: {n} GPU proofs byte-identical to CPU and verified");
     }
 
-    // 200 small proofs in one process.
+    // 500 small proofs in one process (issue 3 asks for 200, issue 6 for 500).
+    const LOOP: usize = 500;
     let keys = common::keys(Kind::Mimc, 10);
     let srs = Params::open(&keys.path, true).unwrap();
     let batch = kit::witnesses(Kind::Mimc, 10, 1, &mut rng).unwrap();
@@ -51,13 +52,13 @@ fn gpu_proofs_match_cpu_and_verify_and_200_proofs_leave_no_vram_behind() {
     prove_with("gpu", &srs, &ws, &r, &r); // warm-up: context and module are created once
     let before = gpu.free_bytes().unwrap();
     let mut verified = 0;
-    for _ in 0..200 {
+    for _ in 0..LOOP {
         let s = common::random_scalars(&mut rng, 1);
         let p = prove_with("gpu", &srs, &ws, &r, &s);
         verified += ffi::verify(&keys.vk, &p[0], &batch[0].1) as usize;
     }
     let after = gpu.free_bytes().unwrap();
-    eprintln!("200-proof loop: verified {verified}/200, free VRAM before {before} B, after {after} B");
-    assert_eq!(verified, 200);
+    eprintln!("{LOOP}-proof loop: verified {verified}/{LOOP}, free VRAM before {before} B, after {after} B");
+    assert_eq!(verified, LOOP);
     assert_eq!(after, before, "free VRAM must return to its value before the loop");
 }
