@@ -1,5 +1,5 @@
 //! Whole proofs on the GPU: byte-identical to the CPU backend's for the same
-//! r and s, verified by bellperson; and a loop of 200 small proofs that must
+//! r and s, verified by bellperson; and a loop of 500 small proofs that must
 //! leave free VRAM where it started. Skipped (with the reason) without a GPU.
 //! The backend is chosen with SUPRASEAL_C2_BACKEND, which is process-wide, so
 //! the two checks run in one test function.
@@ -17,7 +17,7 @@ fn prove_with(backend: &str, srs: &Params, ws: &[supraseal_c2_cli::collector::Wi
 }
 
 #[test]
-fn gpu_proofs_match_cpu_and_verify_and_200_proofs_leave_no_vram_behind() {
+fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
     let gpu = match GpuBackendHandle::open(0) {
         Ok(g) => g,
         Err(why) => {
