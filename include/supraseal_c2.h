@@ -208,7 +208,9 @@ void destroy_gpu_mutex(void *handle);
  The caller's buffers are only read, and only during the call. `r_s`,
  `s_s` and `proofs` must hold `num_circuits` elements: their length cannot
  be checked. `gpu_mtx` NULL selects the default lock of the device;
- `gpu_index` ≥ 0 pins the device, −1 lets the library choose. On success
+ `gpu_index` ≥ 0 pins the device; −1 with a NULL `gpu_mtx` spreads the
+ circuits in contiguous groups over the first min(GPUs, `num_circuits`)
+ devices, each with its default lock (with a handle, device 0). On success
  every `proofs[i]` is written; on error none is. Errors: `EINVAL` (any
  validation failure: the message names the argument, expected vs got; or a
  malformed `SUPRASEAL_C2_*` switch), `ENODEV` (GPU backend demanded, none

@@ -115,12 +115,73 @@ pub unsafe fn start(
     let backend = backend::select(device, settings)?;
     let validated = t0.elapsed();
 
+    // gpu_index = -1 with the default handles: spread the circuits over the GPUs.
+    let gpus = if backend.name() == "gpu" { crate::gpu::device_count() } else { 1 };
+    let devices = spread_devices(gpu_index, num_circuits, !gpu_mtx.is_null(), gpus);
+    if devices.len() > 1 {
+        let sums = prove_spread(key, &batch, &devices, settings, validated)?;
+        return Ok(Pending { srs: key_arc, r_s: r, s_s: s, sums });
+    }
+
     let (result, mut report) = prove(backend.as_ref(), key, &batch, &handle.locks, settings);
     report.device = device;
     report.validate = validated;
     report.log();
     record(report);
     Ok(Pending { srs: key_arc, r_s: r, s_s: s, sums: result? })
+}
+
+/// The devices a call runs on: `gpu_index` ≥ 0 → that one; −1 → the first
+/// `min(gpus, num_circuits)` devices, unless the caller passed a lock handle
+/// (a handle guards one GPU, so the call stays on device 0).
+pub fn spread_devices(gpu_index: c_int, num_circuits: usize, handle_given: bool, gpus: usize) -> Vec<usize> {
+    if gpu_index >= 0 || handle_given {
+        return vec![gpu_index.max(0) as usize];
+    }
+    (0..gpus.min(num_circuits).max(1)).collect()
+}
+
+/// Splits `0..n` into `k` contiguous ranges whose lengths differ by at most one.
+pub fn split_ranges(n: usize, k: usize) -> Vec<std::ops::Range<usize>> {
+    let k = k.clamp(1, n.max(1));
+    (0..k).map(|i| (i * n / k)..((i + 1) * n / k)).collect()
+}
+
+/// Proves contiguous groups of circuits on several GPUs at once, each group
+/// through [`prove`] with that device's backend and default lock handle.
+/// Returns the sums in circuit order; the first error (in device order) wins.
+fn prove_spread(
+    key: &Srs,
+    batch: &Batch<'_>,
+    devices: &[usize],
+    settings: Settings,
+    validated: Duration,
+) -> Result<Vec<Intermediates>> {
+    let ranges = split_ranges(batch.circuits.len(), devices.len());
+    let results: Vec<Result<Vec<Intermediates>>> = std::thread::scope(|scope| {
+        let tasks: Vec<_> = devices
+            .iter()
+            .zip(ranges)
+            .map(|(&device, range)| {
+                let part = Batch { circuits: batch.circuits[range].to_vec(), ..*batch };
+                scope.spawn(move || {
+                    let backend = backend::select(device, settings)?;
+                    let (result, mut report) = prove(backend.as_ref(), key, &part, &locks::default_handle(device).locks, settings);
+                    report.device = device;
+                    report.validate = validated;
+                    report.log();
+                    record(report);
+                    result
+                })
+            })
+            .collect();
+        tasks.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    let mut sums = Vec::with_capacity(batch.circuits.len());
+    for r in results {
+        sums.extend(r?);
+    }
+    Ok(sums)
 }
 
 /// What one proving call did: the phase-1 decision, both lock spans, free
@@ -382,4 +443,37 @@ pub fn unregister(handle: *mut c_void) -> Option<Box<Pending>> {
     // SAFETY: the address was registered by `register` (a Box<Pending>) and is
     // removed from the set exactly once, so ownership is taken exactly once.
     removed.then(|| unsafe { Box::from_raw(handle as *mut Pending) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_index_and_handles_decide_the_devices() {
+        assert_eq!(spread_devices(2, 10, false, 4), vec![2]);
+        assert_eq!(spread_devices(0, 10, false, 4), vec![0]);
+        assert_eq!(spread_devices(-1, 10, false, 4), vec![0, 1, 2, 3]);
+        assert_eq!(spread_devices(-1, 3, false, 8), vec![0, 1, 2]);
+        assert_eq!(spread_devices(-1, 10, true, 4), vec![0], "a handle guards one GPU");
+        assert_eq!(spread_devices(-1, 10, false, 1), vec![0]);
+        assert_eq!(spread_devices(-1, 10, false, 0), vec![0], "no GPU: the CPU backend, one group");
+    }
+
+    #[test]
+    fn ranges_cover_every_circuit_once_in_order_and_balanced() {
+        for n in 1..40 {
+            for k in 1..10 {
+                let r = split_ranges(n, k);
+                assert_eq!(r.len(), k.min(n));
+                assert_eq!(r.first().unwrap().start, 0);
+                assert_eq!(r.last().unwrap().end, n);
+                for w in r.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                let (lo, hi) = (r.iter().map(|x| x.len()).min().unwrap(), r.iter().map(|x| x.len()).max().unwrap());
+                assert!(lo >= 1 && hi - lo <= 1, "n {n} k {k}: {r:?}");
+            }
+        }
+    }
 }
