@@ -34,6 +34,8 @@ pub mod backend;
 pub mod config;
 pub mod cpu;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz harnesses (fuzz/, tests/fuzz_corpus.rs); not a supported API
 pub mod gpu;
 pub mod groth16;
 pub mod locks;

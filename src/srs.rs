@@ -134,7 +134,20 @@ impl Srs {
         // caller error (SIGBUS), as for every mmap-based params reader.
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| Error::io(path, "mmap params file", &e))?;
-        Parser { path, bytes: &map, pos: 0 }.parse()
+        Srs::parse(path, &map)
+    }
+
+    /// Parses and validates params-file contents already in memory; `path`
+    /// only names the source in messages (and is the key's `path`). This is
+    /// [`Srs::load`] minus the file access, so the parser can be fuzzed and
+    /// tested without writing files (`fuzz/`, [`crate::fuzzing`]).
+    ///
+    /// Errors: `EINVAL`, as [`Srs::load`] for malformed contents.
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Srs> {
+        if bytes.is_empty() {
+            return Err(Error::invalid(format!("{}: params file is empty", path.display())));
+        }
+        Parser { path, bytes, pos: 0 }.parse()
     }
 }
 
