@@ -93,14 +93,22 @@ pub trait Backend: Sync {
 /// a CUDA error number when the device cannot be opened, `EINVAL` for an
 /// unknown value.
 pub fn select(device: usize, settings: Settings) -> Result<Box<dyn Backend>> {
-    let choice = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default();
+    // var_os: a value that is not UTF-8 is malformed (EINVAL below), not absent.
+    let choice = std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
     match choice.trim().to_ascii_lowercase().as_str() {
         "cpu" => Ok(Box::new(crate::cpu::CpuBackend)),
         "gpu" => crate::gpu::backend(device, settings).map_err(|e| {
             crate::error::Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))
         }),
         "" | "auto" => {
-            if crate::gpu::device_count() > device {
+            let gpus = crate::gpu::device_count();
+            if gpus > 0 && device >= gpus {
+                // A wrong index on a GPU host must not quietly prove on the CPU.
+                return Err(crate::error::Error::no_device(format!(
+                    "gpu_index {device} requested but {gpus} CUDA device(s) are usable"
+                )));
+            }
+            if gpus > device {
                 crate::gpu::backend(device, settings)
             } else {
                 Ok(Box::new(crate::cpu::CpuBackend))

@@ -53,7 +53,12 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
             v.parse::<usize>()
                 .ok()
                 .and_then(|m| m.checked_mul(MIB))
-                .ok_or_else(|| Error::invalid(format!("{name} is {v:?} but must be a whole number of MiB")))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{name} is {v:?} but must be a whole number of MiB, at most {}",
+                        usize::MAX / MIB
+                    ))
+                })
         })
         .transpose()
 }
@@ -69,7 +74,8 @@ impl Settings {
     /// Reads the variables above. Errors: `EINVAL` naming the variable and
     /// the accepted values when one is malformed.
     pub fn from_env() -> Result<Settings> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        // var_os: a value that is not UTF-8 is malformed, not absent.
+        Self::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
     }
 
     /// [`Settings::from_env`] with the variables looked up through `get`.

@@ -101,6 +101,11 @@ pub unsafe fn start(
         return Err(Error::invalid(format!("gpu_index is {gpu_index} but must be -1 (any) or a device index ≥ 0")));
     }
     let device = gpu_index.max(0) as usize;
+    let settings = Settings::from_env()?;
+    let backend = backend::select(device, settings)?;
+    // The CPU backend is one device: every gpu_index shares its default
+    // handle (and no handle table grows with a large index).
+    let device = if backend.name() == "gpu" { device } else { 0 };
     let handle: &LockHandle = if gpu_mtx.is_null() {
         locks::default_handle(device)
     } else {
@@ -111,8 +116,6 @@ pub unsafe fn start(
         }
         h
     };
-    let settings = Settings::from_env()?;
-    let backend = backend::select(device, settings)?;
     let validated = t0.elapsed();
 
     // gpu_index = -1 with the default handles: spread the circuits over the GPUs.
@@ -317,13 +320,15 @@ pub fn prove<B: Backend + ?Sized>(
     let (tx, rx) = mpsc::channel();
     let (g1, cpu) = std::thread::scope(|scope| {
         let cpu = scope.spawn(move || {
-            let t = Instant::now();
-            let plans = Arc::new(Plans::prepare(srs, batch));
-            let prep = t.elapsed();
-            let _ = tx.send(plans.clone());
-            let t = Instant::now();
-            let g2 = groth16::g2_sums(backend, srs, &plans);
-            (g2, prep, t.elapsed())
+            in_cpu_pool(|| {
+                let t = Instant::now();
+                let plans = Arc::new(Plans::prepare(srs, batch));
+                let prep = t.elapsed();
+                let _ = tx.send(plans.clone());
+                let t = Instant::now();
+                let g2 = groth16::g2_sums(backend, srs, &plans);
+                (g2, prep, t.elapsed())
+            })
         });
         let g1 = locked_phases(backend, srs, batch, locks, settings, &inputs, rx, &mut report);
         (g1, cpu.join())
@@ -346,6 +351,24 @@ pub fn prove<B: Backend + ?Sized>(
         report.error = Some(e.to_string());
     }
     (result, report)
+}
+
+/// Runs `f` (the CPU thread's split-MSM plans and G2 sums) on the library's
+/// own rayon pool, so that it makes progress when the caller is itself a
+/// worker of the global pool: phase 2 waits for the plans while holding the
+/// compute lock, and if the plans' parallel work were queued on the global
+/// pool, a caller occupying its only (or every) worker would wait forever.
+fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}")).build().ok()
+    });
+    match pool {
+        Some(p) => p.install(f),
+        // Could not start threads: run here (a caller inside a saturated
+        // global pool may then wait, as before this pool existed).
+        None => f(),
+    }
 }
 
 type G1Sums = (G1Projective, G1Projective, G1Projective, G1Projective);
