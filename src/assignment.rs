@@ -195,11 +195,21 @@ pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs
             srs.h.len()
         )));
     }
+    // Bound the bit lengths by the key before any density word is read, so a
+    // caller whose sizes disagree with the key gets EINVAL, not a read past
+    // its (shorter) buffers.
+    expect_eq(|| "SRS l point count".into(), srs.l.len(), p0.aux_assignment_size, "provers[0].aux_assignment_size is")?;
+    if p0.inp_assignment_size > srs.a.len() {
+        return Err(Error::invalid(format!(
+            "provers[0].inp_assignment_size is {} but the SRS has only {} a points (inputs come first)",
+            p0.inp_assignment_size,
+            srs.a.len()
+        )));
+    }
     // SAFETY: caller contract for the density pointers.
     let a_aux = unsafe { density(0, "a_aux", p0.a_aux_density, p0.a_aux_bit_len, p0.a_aux_popcount) }?;
     let b_inp = unsafe { density(0, "b_inp", p0.b_inp_density, p0.b_inp_bit_len, p0.b_inp_popcount) }?;
     let b_aux = unsafe { density(0, "b_aux", p0.b_aux_density, p0.b_aux_bit_len, p0.b_aux_popcount) }?;
-    expect_eq(|| "SRS l point count".into(), srs.l.len(), p0.aux_assignment_size, "provers[0].aux_assignment_size is")?;
     expect_eq(
         || "SRS a point count".into(),
         srs.a.len(),

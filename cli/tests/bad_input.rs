@@ -229,3 +229,26 @@ fn non_canonical_scalars_are_rejected_not_reduced() {
     });
     expect_einval(e.map(|_| Vec::new()), "r_s[1] is not a canonical field element");
 }
+
+#[test]
+fn sizes_beyond_the_key_are_rejected_before_any_density_word_is_read() {
+    let f = fixture(1);
+    // Consistent but huge sizes with the fixture's short density buffers: the
+    // validator must compare them with the key before reading 2^40 bits.
+    let huge = 1usize << 40;
+    expect_einval(
+        edited(&f, |p| {
+            p[0].aux_assignment_size = huge;
+            p[0].a_aux_bit_len = huge;
+            p[0].b_aux_bit_len = huge;
+        }),
+        "provers[0].aux_assignment_size is 1099511627776",
+    );
+    expect_einval(
+        edited(&f, |p| {
+            p[0].inp_assignment_size = huge;
+            p[0].b_inp_bit_len = huge;
+        }),
+        "provers[0].inp_assignment_size is 1099511627776",
+    );
+}
