@@ -69,7 +69,28 @@ impl Gpu {
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
-        Ok(Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0) })
+        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0) };
+        gpu.keep_pool_memory()?;
+        Ok(gpu)
+    }
+
+    /// Sets the default pool's release threshold to "never": by default the
+    /// pool unmaps freed memory at every stream synchronisation, so the next
+    /// stream-ordered allocation maps memory anew, and mapping waited for
+    /// running kernels on the H200 (memory-lock holds of ~0.5 s at p99 while
+    /// another call computed). Memory goes back to the device only through
+    /// [`Gpu::trim_pool`], under the compute lock or when the device is idle.
+    fn keep_pool_memory(&self) -> Result<()> {
+        let mut never: u64 = u64::MAX;
+        // SAFETY: RELEASE_THRESHOLD is a cuuint64_t read from `never`.
+        unsafe {
+            cudarc::driver::result::mem_pool::set_attribute(
+                self.pool()?,
+                cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut never as *mut u64 as *mut c_void,
+            )
+        }
+        .map_err(cuda_err("cuMemPoolSetAttribute(RELEASE_THRESHOLD)"))
     }
 
     /// The kernel `name` (one of `KERNELS`).
@@ -123,8 +144,8 @@ impl Gpu {
     /// Returns the default memory pool's unused memory beyond `keep` bytes to
     /// the device (`cuMemPoolTrimTo`). Called at the end of phase 2, under the
     /// compute lock, where waiting for other streams costs nothing, keeping
-    /// one pre-stage's worth while other calls are in flight (so the next
-    /// phase 1 reuses it instead of mapping new memory under the memory lock);
+    /// one pre-stage's worth per other call in flight (so their phase 1 reuses
+    /// it instead of mapping new memory under the memory lock);
     /// and with `keep = 0` by the last call in flight on the device, so that
     /// an idle device is back to its free memory before the calls.
     pub fn trim_pool(&self, keep: usize) -> Result<()> {

@@ -146,8 +146,8 @@ impl crate::backend::Backend for GpuBackend {
         if let Err(e) = gpu.ctx.check_err() {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
-        let others = gpu.active.load(std::sync::atomic::Ordering::SeqCst) > 1;
-        gpu.trim_pool(if others { self.stage_bytes.load(std::sync::atomic::Ordering::Relaxed) } else { 0 })
+        let others = gpu.active.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
+        gpu.trim_pool(others * self.stage_bytes.load(std::sync::atomic::Ordering::Relaxed))
     }
     fn unpin(&self) {
         self.unpin_inputs();
