@@ -1,27 +1,37 @@
-// Fr NTT kernels (radix-2, decimation in time after a bit-reversal) and the
-// pointwise steps of the quotient polynomial (DESIGN §4). The host drives the
-// stages (src/gpu/ntt.rs); every kernel works in place on n = 2^lg_n elements.
+// Fr NTT kernels (radix-2 decimation in time after a bit reversal, several
+// stages per pass in shared memory) and the pointwise steps of the quotient
+// polynomial (DESIGN §4). The host drives the passes (src/gpu/ntt.rs); every
+// kernel works in place on n = 2^lg_n elements.
 #include "common.cuh"
 
-// consts[0] = base, consts[1] = scale: out[i] = scale * base^i.
+// consts[0] = base, consts[1] = scale: out[i] = scale * base^i. Used only for
+// the small tables of fr_powers_tab / fr_mul_powers_tab (one exponentiation
+// per element is too slow for whole domains).
 extern "C" __global__ void fr_powers(fr_t* out, const fr_t* consts, size_t n) {
     size_t i = global_tid();
     if (i >= n) return;
     out[i] = consts[1] * fr_pow(consts[0], i);
 }
 
-// data[i] *= scale * base^i (coset shift, with the 1/n of an inverse transform folded in).
-extern "C" __global__ void fr_mul_powers(fr_t* data, const fr_t* consts, size_t n) {
-    size_t i = global_tid();
-    if (i >= n) return;
-    data[i] = data[i] * (consts[1] * fr_pow(consts[0], i));
+// Powers from two tables, one multiplication per element:
+// scale * base^i = lo[i mod 2^lg_lo] * hi[i >> lg_lo], with
+// lo[j] = scale * base^j and hi[k] = base^(k * 2^lg_lo).
+__device__ __forceinline__ fr_t power_from_tables(const fr_t* lo, const fr_t* hi, unsigned lg_lo, size_t i) {
+    return lo[i & (((size_t)1 << lg_lo) - 1)] * hi[i >> lg_lo];
 }
 
-// data[i] *= consts[0]
-extern "C" __global__ void fr_scale(fr_t* data, const fr_t* consts, size_t n) {
+// out[i] = scale * base^i (twiddle tables).
+extern "C" __global__ void fr_powers_tab(fr_t* out, const fr_t* lo, const fr_t* hi, unsigned lg_lo, size_t n) {
     size_t i = global_tid();
     if (i >= n) return;
-    data[i] = data[i] * consts[0];
+    out[i] = power_from_tables(lo, hi, lg_lo, i);
+}
+
+// data[i] *= scale * base^i (coset shift, with the 1/n of an inverse transform folded in).
+extern "C" __global__ void fr_mul_powers_tab(fr_t* data, const fr_t* lo, const fr_t* hi, unsigned lg_lo, size_t n) {
+    size_t i = global_tid();
+    if (i >= n) return;
+    data[i] = data[i] * power_from_tables(lo, hi, lg_lo, i);
 }
 
 extern "C" __global__ void fr_bit_reverse(fr_t* data, unsigned lg_n) {
@@ -36,19 +46,49 @@ extern "C" __global__ void fr_bit_reverse(fr_t* data, unsigned lg_n) {
     }
 }
 
-// One butterfly stage with half-size 2^stage; tw[k] = w^k for k < n/2.
-extern "C" __global__ void fr_ntt_stage(fr_t* data, const fr_t* tw, unsigned lg_n, unsigned stage) {
-    size_t t = global_tid();
-    if (t >= ((size_t)1 << (lg_n - 1))) return;
-    size_t half = (size_t)1 << stage;
-    size_t j = t & (half - 1);
-    size_t i0 = ((t >> stage) << (stage + 1)) + j;
-    size_t i1 = i0 + half;
-    fr_t w = tw[j << (lg_n - 1 - stage)];
-    fr_t u = data[i0];
-    fr_t v = data[i1] * w;
-    data[i0] = u + v;
-    data[i1] = u - v;
+// Elements held in shared memory by one fr_ntt_pass block.
+#define NTT_TILE_LG 10
+
+// k consecutive radix-2 DIT stages s0 .. s0+k-1 (after the bit reversal), in
+// shared memory, so a 2^24 transform reads and writes the data 3 times instead
+// of 24. The bits of an element's index are [0, s0) column, [s0, s0+k) row and
+// [s0+k, lg_n) group; a stage s0+r pairs rows that differ in bit r. A block
+// takes all 2^k rows of one group for 2^lg_t adjacent columns (global accesses
+// come in runs of 2^lg_t elements), 2^(k+lg_t) <= 2^NTT_TILE_LG elements.
+// tw[j] = w^j for j < n/2; the pair starting at index i0 in stage s uses
+// w^((i0 mod 2^s) * 2^(lg_n-1-s)).
+extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* tw, unsigned lg_n, unsigned s0, unsigned k,
+                                       unsigned lg_t) {
+    // Raw storage: fr_t has a constructor, which __shared__ arrays may not run.
+    __shared__ __align__(16) unsigned char sh_raw[(1u << NTT_TILE_LG) * sizeof(fr_t)];
+    fr_t* sh = reinterpret_cast<fr_t*>(sh_raw);
+    const unsigned tile = 1u << (k + lg_t);
+    const unsigned cols = 1u << lg_t;
+    const size_t col_blocks = ((size_t)1 << s0) >> lg_t;
+    const size_t col0 = (blockIdx.x % col_blocks) << lg_t;
+    const size_t base = ((size_t)(blockIdx.x / col_blocks) << (s0 + k)) + col0;
+    for (unsigned e = threadIdx.x; e < tile; e += blockDim.x)
+        sh[e] = data[base + ((size_t)(e >> lg_t) << s0) + (e & (cols - 1))];
+    __syncthreads();
+    for (unsigned r = 0; r < k; r++) {
+        for (unsigned q = threadIdx.x; q < tile / 2; q += blockDim.x) {
+            unsigned t = q & (cols - 1);
+            unsigned row = q >> lg_t;
+            unsigned low = row & ((1u << r) - 1);
+            unsigned row0 = ((row >> r) << (r + 1)) | low;
+            unsigned e0 = (row0 << lg_t) | t;
+            unsigned e1 = e0 + (1u << (r + lg_t));
+            size_t j = ((size_t)low << s0) | (col0 + t);
+            fr_t w = tw[j << (lg_n - 1 - (s0 + r))];
+            fr_t u = sh[e0];
+            fr_t v = sh[e1] * w;
+            sh[e0] = u + v;
+            sh[e1] = u - v;
+        }
+        __syncthreads();
+    }
+    for (unsigned e = threadIdx.x; e < tile; e += blockDim.x)
+        data[base + ((size_t)(e >> lg_t) << s0) + (e & (cols - 1))] = sh[e];
 }
 
 // a[i] = (a[i]*b[i] - c[i]) * consts[0], with consts[0] = 1/(g^n - 1).

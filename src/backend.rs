@@ -42,6 +42,11 @@ pub trait Backend: Sync {
         None
     }
 
+    /// Phase 0, once per key: page-locks the key's G1 query vectors so that
+    /// their uploads in phase 2 run at DMA speed. A failure is logged and the
+    /// uploads stay pageable. Default: nothing to do.
+    fn pin_key(&self, _srs: &crate::srs::Srs) {}
+
     /// Phase 1: decides from measured free memory whether every circuit's
     /// a, b, c fit on the device, and if so allocates them and issues the
     /// uploads. Never waits for other streams; any failure is a fallback.
@@ -71,6 +76,25 @@ pub trait Backend: Sync {
     /// coset NTT. Returns `n` coefficients (the last one is zero).
     /// `staged` is this circuit's phase-1 upload of the same `abc`, if any.
     fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<Staged>) -> Result<Vec<Scalar>>;
+
+    /// H = Σ t_i·bases[i] for the quotient t of [`Backend::quotient`]
+    /// (`bases.len() ≤ n` points, the H query), with the time spent in the
+    /// quotient and in the MSM. The default runs the two steps; a device
+    /// backend overrides it to keep t on the device between them.
+    fn quotient_msm(
+        &self,
+        abc: Abc<'_>,
+        n: usize,
+        staged: Option<Staged>,
+        bases: &[G1Affine],
+    ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
+        let t = std::time::Instant::now();
+        let coeffs = self.quotient(abc, n, staged)?;
+        let ntt = t.elapsed();
+        let t = std::time::Instant::now();
+        let h = self.msm_g1(bases, &coeffs[..bases.len()])?;
+        Ok((h, ntt, t.elapsed()))
+    }
 
     /// Σ scalars[i]·bases[i] in G1 (equal lengths; scalars in Montgomery form).
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective>;

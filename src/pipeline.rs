@@ -315,6 +315,7 @@ pub fn prove<B: Backend + ?Sized>(
 
     // Phase 0.
     let t = Instant::now();
+    backend.pin_key(srs);
     report.reason = backend.pin(&inputs);
     report.times.pin = t.elapsed();
     let (tx, rx) = mpsc::channel();

@@ -33,6 +33,12 @@ pub const G2_BYTES: usize = 192;
 /// The proving key: the verifying-key points the epilogue needs and the five
 /// query vectors, all decoded to affine points in Montgomery form.
 pub struct Srs {
+    /// Page-locking of the G1 query vectors for GPU uploads (DESIGN §3:
+    /// points in pinned host memory when a GPU is in use), made once by the
+    /// first GPU call (`gpu::stage`). Declared first so that it is dropped,
+    /// unregistering the memory, before the vectors are freed.
+    #[cfg_attr(not(supraseal_gpu), allow(dead_code))]
+    pub(crate) host_pin: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// The file this key was read from (as given to [`Srs::load`]).
     pub path: PathBuf,
     pub alpha_g1: G1Affine,
@@ -112,7 +118,7 @@ impl Srs {
         b_g2: Vec<G2Affine>,
     ) -> Srs {
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Srs { path, alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+        Srs { host_pin: Default::default(), path, alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
     /// Reads and validates a params file.
@@ -184,7 +190,7 @@ impl Parser<'_> {
             return Err(self.err("h", 0, "the h section is empty (no evaluation domain)".into()));
         }
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(Srs { path: self.path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
+        Ok(Srs { host_pin: Default::default(), path: self.path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
     }
 
     fn err(&self, section: &str, offset: usize, what: String) -> Error {

@@ -24,10 +24,10 @@ static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
 /// Kernel names in the module.
 const KERNELS: &[&str] = &[
     "fr_powers",
-    "fr_mul_powers",
-    "fr_scale",
+    "fr_powers_tab",
+    "fr_mul_powers_tab",
     "fr_bit_reverse",
-    "fr_ntt_stage",
+    "fr_ntt_pass",
     "fr_quotient_pointwise",
     "fr_from_montgomery",
     "g1_batch_add",

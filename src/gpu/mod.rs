@@ -108,6 +108,26 @@ impl GpuBackend {
     pub fn exec(&self) -> &device::Exec {
         &self.exec
     }
+
+    /// The quotient's n coefficients left on the device (4·n u64 words,
+    /// Montgomery form): from `staged` when phase 1 uploaded a/b/c, else
+    /// uploaded here, under the compute lock (the fallback path).
+    fn quotient_on_device(
+        &self,
+        [a, b, c]: crate::backend::Abc<'_>,
+        n: usize,
+        staged: Option<crate::backend::Staged>,
+    ) -> Result<cudarc::driver::CudaSlice<u64>> {
+        let (da, db, dc) = match staged.map(|s| s.0.downcast::<stage::StagedAbc>()) {
+            Some(Ok(s)) => (s.a, s.b, s.c),
+            _ => (
+                ntt::upload_padded(&self.exec, a, n, "upload a")?,
+                ntt::upload_padded(&self.exec, b, n, "upload b")?,
+                ntt::upload_padded(&self.exec, c, n, "upload c")?,
+            ),
+        };
+        ntt::quotient(&self.exec, da, db, dc, n)
+    }
 }
 
 #[cfg(supraseal_gpu)]
@@ -127,6 +147,9 @@ impl Drop for GpuBackend {
 impl crate::backend::Backend for GpuBackend {
     fn name(&self) -> &'static str {
         "gpu"
+    }
+    fn pin_key(&self, srs: &crate::srs::Srs) {
+        stage::pin_key(&self.exec.gpu.ctx, srs);
     }
     fn pin(&self, inputs: &[crate::backend::Abc<'_>]) -> Option<String> {
         let why = self.pin_inputs(inputs);
@@ -155,17 +178,25 @@ impl crate::backend::Backend for GpuBackend {
     fn free_memory(&self) -> Option<usize> {
         self.exec.mem_info().ok().map(|(free, _)| free)
     }
-    fn quotient(&self, [a, b, c]: crate::backend::Abc<'_>, n: usize, staged: Option<crate::backend::Staged>) -> Result<Vec<Scalar>> {
-        let (da, db, dc) = match staged.map(|s| s.0.downcast::<stage::StagedAbc>()) {
-            Some(Ok(s)) => (s.a, s.b, s.c),
-            // Fallback path: allocate and upload here, under the compute lock.
-            _ => (
-                ntt::upload_padded(&self.exec, a, n, "upload a")?,
-                ntt::upload_padded(&self.exec, b, n, "upload b")?,
-                ntt::upload_padded(&self.exec, c, n, "upload c")?,
-            ),
-        };
-        ntt::quotient(&self.exec, da, db, dc, n)
+    fn quotient(&self, abc: crate::backend::Abc<'_>, n: usize, staged: Option<crate::backend::Staged>) -> Result<Vec<Scalar>> {
+        let t = self.quotient_on_device(abc, n, staged)?;
+        Ok(from_limbs(&self.exec.download(&t, "download H coefficients")?))
+    }
+    fn quotient_msm(
+        &self,
+        abc: crate::backend::Abc<'_>,
+        n: usize,
+        staged: Option<crate::backend::Staged>,
+        bases: &[G1Affine],
+    ) -> Result<(blstrs::G1Projective, std::time::Duration, std::time::Duration)> {
+        let t = std::time::Instant::now();
+        let coeffs = self.quotient_on_device(abc, n, staged)?;
+        // Only this call's stream: the phase times stay per step.
+        self.exec.stream.synchronize().map_err(device::cuda_err("synchronize after the quotient"))?;
+        let ntt_time = t.elapsed();
+        let t = std::time::Instant::now();
+        let h = msm::msm_g1_device_scalars(&self.exec, bases, coeffs)?;
+        Ok((h, ntt_time, t.elapsed()))
     }
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<blstrs::G1Projective> {
         msm::msm_g1(&self.exec, bases, scalars)

@@ -74,8 +74,20 @@ fn window_bits(n: usize) -> u32 {
 
 /// Σ scalars[i]·bases[i] (scalars in Montgomery form).
 pub fn msm_g1(gpu: &Exec, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+    assert_eq!(bases.len(), scalars.len(), "msm_g1: bases vs scalars");
+    if bases.is_empty() {
+        return Ok(G1Projective::identity());
+    }
+    let d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+    msm_g1_device_scalars(gpu, bases, d_scalars)
+}
+
+/// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
+/// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
+/// consumed, converted in place).
+pub fn msm_g1_device_scalars(gpu: &Exec, bases: &[G1Affine], mut d_scalars: CudaSlice<u64>) -> Result<G1Projective> {
     let n = bases.len();
-    assert_eq!(n, scalars.len(), "msm_g1: bases vs scalars");
+    assert!(d_scalars.len() >= 4 * n, "msm_g1: bases vs device scalars");
     if n == 0 {
         return Ok(G1Projective::identity());
     }
@@ -86,7 +98,6 @@ pub fn msm_g1(gpu: &Exec, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Pr
     let segments = (nb - 1).div_ceil(SEGMENT);
 
     let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
-    let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_from_montgomery"));
     b.arg(&mut d_scalars).arg(&n);
     // SAFETY: (fr_t*, size_t); n scalars.

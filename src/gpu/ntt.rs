@@ -1,13 +1,14 @@
 //! The quotient polynomial on the GPU: the same transforms as the CPU
 //! backend (`cpu::ntt`), so results are identical field elements.
-//! Radix-2 DIT: one bit-reversal pass and lg n butterfly stages per transform.
+//! Radix-2 DIT: one bit-reversal pass, then the lg n butterfly stages in
+//! passes of up to 10 stages held in shared memory (3 passes at 2^24).
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ff::{Field, PrimeField};
 
 use super::device::{cuda_err, grid, Exec};
-use super::{from_limbs, limbs};
+use super::limbs;
 use crate::cpu::ntt::root_of_unity;
 use crate::error::Result;
 
@@ -16,10 +17,30 @@ fn consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
     gpu.upload(limbs(v), "upload constants")
 }
 
-/// `out[i] = base^i` for i < len, on the device.
-pub fn powers(gpu: &Exec, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
-    let mut out = gpu.zeros::<u64>(4 * len, "alloc twiddles")?;
-    let c = consts(gpu, &[base, Scalar::ONE])?;
+/// log2 of the low table's length in [`PowerTables`].
+const LG_LO: u32 = 10;
+/// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
+const NTT_TILE_LG: u32 = 10;
+/// log2 of the adjacent columns a pass after the first takes per block: runs
+/// of 4 scalars (128 bytes, one L2 line) per global access.
+const NTT_LG_COLS: u32 = 2;
+/// Threads per `fr_ntt_pass` block (a 2^10 tile has 512 butterflies per stage).
+const NTT_THREADS: u32 = 256;
+
+/// Device tables giving scale·base^i for i < len with one multiplication:
+/// `lo[j] = scale·base^j` (j < 2^lg_lo) and `hi[k] = base^(k·2^lg_lo)`
+/// (k < len / 2^lg_lo), 4 u64 words per scalar, Montgomery form.
+struct PowerTables {
+    lo: CudaSlice<u64>,
+    hi: CudaSlice<u64>,
+    lg_lo: u32,
+}
+
+/// `out[i] = scale·base^i` for i < len by one exponentiation per element
+/// (only for the small tables).
+fn powers_by_exponentiation(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<CudaSlice<u64>> {
+    let mut out = gpu.zeros::<u64>(4 * len, "alloc power table")?;
+    let c = consts(gpu, &[base, scale])?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_powers"));
     b.arg(&mut out).arg(&c).arg(&len);
     // SAFETY: kernel signature (fr_t*, const fr_t*, size_t); buffers hold len and 2 scalars.
@@ -27,18 +48,54 @@ pub fn powers(gpu: &Exec, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
     Ok(out)
 }
 
-/// `data[i] *= scale·base^i`.
+fn power_tables(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<PowerTables> {
+    let lg_lo = LG_LO.min(len.max(1).next_power_of_two().trailing_zeros());
+    let lo = powers_by_exponentiation(gpu, base, scale, 1 << lg_lo)?;
+    let hi = powers_by_exponentiation(gpu, base.pow_vartime([1u64 << lg_lo]), Scalar::ONE, len.div_ceil(1 << lg_lo))?;
+    Ok(PowerTables { lo, hi, lg_lo })
+}
+
+/// `out[i] = base^i` for i < len, on the device (4·len u64 words).
+pub fn powers(gpu: &Exec, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
+    let t = power_tables(gpu, base, Scalar::ONE, len)?;
+    let mut out = gpu.zeros::<u64>(4 * len, "alloc twiddles")?;
+    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_powers_tab"));
+    b.arg(&mut out).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&len);
+    // SAFETY: (fr_t*, const fr_t*, const fr_t*, unsigned, size_t); out holds len scalars and
+    // the tables cover every i < len.
+    unsafe { b.launch(grid(len)) }.map_err(cuda_err("fr_powers_tab"))?;
+    Ok(out)
+}
+
+/// `data[i] *= scale·base^i` for i < n.
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
-    let c = consts(gpu, &[base, scale])?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_mul_powers"));
-    b.arg(data).arg(&c).arg(&n);
-    // SAFETY: (fr_t*, const fr_t*, size_t); data holds n scalars.
-    unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_mul_powers"))?;
+    let t = power_tables(gpu, base, scale, n)?;
+    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_mul_powers_tab"));
+    b.arg(data).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&n);
+    // SAFETY: (fr_t*, const fr_t*, const fr_t*, unsigned, size_t); data holds n scalars and
+    // the tables cover every i < n.
+    unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_mul_powers_tab"))?;
     Ok(())
 }
 
+/// The passes of an NTT of 2^lg_n scalars, as (first stage s0, stages k,
+/// log2 columns per block): the first pass takes whole tiles of contiguous
+/// scalars, later passes 2^NTT_LG_COLS adjacent columns.
+fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
+    let mut passes = Vec::new();
+    let mut s0 = 0;
+    while s0 < lg_n {
+        let lg_t = s0.min(NTT_LG_COLS);
+        let k = (NTT_TILE_LG - lg_t).min(lg_n - s0);
+        passes.push((s0, k, lg_t));
+        s0 += k;
+    }
+    passes
+}
+
 /// In-place NTT of n = 2^lg_n scalars with twiddle table `tw` (w^i, i < n/2):
-/// natural order in and out, no scaling.
+/// natural order in and out, no scaling. A bit reversal, then the lg_n
+/// radix-2 stages in passes of up to 10 stages each in shared memory.
 pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32) -> Result<()> {
     let n = 1usize << lg_n;
     if n == 1 {
@@ -48,11 +105,18 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32
     b.arg(&mut *data).arg(&lg_n);
     // SAFETY: (fr_t*, unsigned); data holds n scalars.
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_bit_reverse"))?;
-    for stage in 0..lg_n {
-        let mut b = gpu.stream.launch_builder(gpu.kernel("fr_ntt_stage"));
-        b.arg(&mut *data).arg(tw).arg(&lg_n).arg(&stage);
-        // SAFETY: (fr_t*, const fr_t*, unsigned, unsigned); n/2 threads, tw holds n/2.
-        unsafe { b.launch(grid(n / 2)) }.map_err(cuda_err("fr_ntt_stage"))?;
+    for (s0, k, lg_t) in ntt_passes(lg_n) {
+        let tile = 1u32 << (k + lg_t);
+        let cfg = LaunchConfig {
+            grid_dim: ((n >> (k + lg_t)) as u32, 1, 1),
+            block_dim: ((tile / 2).min(NTT_THREADS), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = gpu.stream.launch_builder(gpu.kernel("fr_ntt_pass"));
+        b.arg(&mut *data).arg(tw).arg(&lg_n).arg(&s0).arg(&k).arg(&lg_t);
+        // SAFETY: (fr_t*, const fr_t*, unsigned ×4); the blocks cover the n scalars exactly once
+        // (n / tile blocks of `tile` scalars), tw holds n/2 scalars.
+        unsafe { b.launch(cfg) }.map_err(cuda_err("fr_ntt_pass"))?;
     }
     Ok(())
 }
@@ -68,7 +132,8 @@ pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<C
 /// See [`crate::backend::Backend::quotient`]; `da`, `db`, `dc` hold the
 /// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
 /// form) and are consumed: b and c are freed right after the pointwise step.
-pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: CudaSlice<u64>, n: usize) -> Result<Vec<Scalar>> {
+/// Returns the n coefficients on the device, in `da`'s buffer.
+pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: CudaSlice<u64>, n: usize) -> Result<CudaSlice<u64>> {
     let lg_n = n.trailing_zeros();
     let omega = root_of_unity(lg_n);
     let tw_fwd = powers(gpu, omega, (n / 2).max(1))?;
@@ -98,5 +163,27 @@ pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: Cuda
     }
     ntt(gpu, &mut da, &tw_inv, lg_n)?;
     mul_powers(gpu, &mut da, g.invert().unwrap(), n_inv, n)?;
-    Ok(from_limbs(&gpu.download(&da, "download H coefficients")?))
+    Ok(da)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stage is covered exactly once, in order, and no block exceeds the tile.
+    #[test]
+    fn ntt_passes_cover_every_stage_once() {
+        for lg_n in 1..=27u32 {
+            let passes = ntt_passes(lg_n);
+            let mut next = 0;
+            for &(s0, k, lg_t) in &passes {
+                assert_eq!(s0, next, "lg_n {lg_n}: passes {passes:?}");
+                assert!(k >= 1 && k + lg_t <= NTT_TILE_LG, "lg_n {lg_n}: {passes:?}");
+                assert!(lg_t <= s0, "lg_n {lg_n}: columns beyond 2^s0 in {passes:?}");
+                next = s0 + k;
+            }
+            assert_eq!(next, lg_n);
+        }
+        assert_eq!(ntt_passes(24).len(), 3);
+    }
 }

@@ -25,6 +25,55 @@ use crate::error::Result;
 /// Admission keeps this much free for whichever worker is computing.
 pub const COMPUTE_PEAK_BYTES_PER_ELEMENT: usize = 160;
 
+/// The key's G1 query vectors (h, l, a, b_g1), registered with
+/// `CU_MEMHOSTREGISTER_PORTABLE` (pinned for every context); unregistered on
+/// drop, which [`Srs`](crate::srs::Srs) runs before freeing the vectors.
+struct PinnedKey {
+    ctx: std::sync::Arc<cudarc::driver::CudaContext>,
+    ptrs: Vec<usize>,
+}
+
+impl Drop for PinnedKey {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        for &p in &self.ptrs {
+            // SAFETY: registered by `pin_key`, unregistered only here.
+            let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(p as *mut c_void) };
+        }
+    }
+}
+
+/// Phase 0, once per key (later calls return at once; concurrent first calls
+/// wait for the one that registers). Registration pins ~96 B per point, a
+/// one-time cost of about a second per few GB; where it fails (e.g.
+/// RLIMIT_MEMLOCK), the vectors registered so far stay pinned, the rest stay
+/// pageable and a warning is logged: uploads are then slower, not wrong.
+pub(super) fn pin_key(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, srs: &crate::srs::Srs) {
+    srs.host_pin.get_or_init(|| {
+        let mut pinned = PinnedKey { ctx: ctx.clone(), ptrs: Vec::new() };
+        if let Err(e) = ctx.bind_to_thread() {
+            tracing::warn!(error = ?e, "key not pinned: cuCtxSetCurrent failed");
+            return Box::new(pinned);
+        }
+        let t = std::time::Instant::now();
+        for v in [&srs.h, &srs.l, &srs.a, &srs.b_g1].into_iter().filter(|v| !v.is_empty()) {
+            let (ptr, bytes) = (v.as_ptr() as *mut c_void, std::mem::size_of_val(v.as_slice()));
+            // SAFETY: the vector lives as long as `srs`, whose `host_pin`
+            // (this registration) is dropped before the vector.
+            let r = unsafe {
+                cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE)
+            };
+            if r != cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS {
+                tracing::warn!(bytes, error = ?r, "key vector not pinned: its uploads stay pageable");
+                continue;
+            }
+            pinned.ptrs.push(ptr as usize);
+        }
+        tracing::info!(vectors = pinned.ptrs.len(), ms = t.elapsed().as_millis() as u64, "key pinned for GPU uploads");
+        Box::new(pinned)
+    });
+}
+
 /// One circuit's a, b, c on the device: 4·n u64 words each (n scalars in
 /// Montgomery form, zero-padded past `abc_size`).
 pub struct StagedAbc {

@@ -159,12 +159,9 @@ pub fn h_sum<B: Backend + ?Sized>(
     staged: Option<Staged>,
     times: &mut PhaseTimes,
 ) -> Result<G1Projective> {
-    let t = Instant::now();
-    let coeffs = backend.quotient(abc, srs.domain_size(), staged)?;
-    times.ntt += t.elapsed();
-    let t = Instant::now();
-    let h = backend.msm_g1(&srs.h, &coeffs[..srs.h.len()])?;
-    times.h_msm += t.elapsed();
+    let (h, ntt, msm) = backend.quotient_msm(abc, srs.domain_size(), staged, &srs.h)?;
+    times.ntt += ntt;
+    times.h_msm += msm;
     Ok(h)
 }
 
