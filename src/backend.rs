@@ -54,6 +54,12 @@ pub trait Backend: Sync {
         Admission::NotNeeded
     }
 
+    /// Where phase 1's time went, step by step (e.g. "info 0.1 alloc a
+    /// 0.0 copy a 0.2 … ms"), for the per-call report. Default: nothing.
+    fn stage_detail(&self) -> Option<String> {
+        None
+    }
+
     /// End of phase 2: waits for this call's own streams, then returns cached
     /// pool memory to the device (still under the compute lock). Runs on
     /// error paths too.

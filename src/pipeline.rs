@@ -221,6 +221,8 @@ pub struct CallReport {
     pub thread: ThreadId,
     /// The error the call returned, if any.
     pub error: Option<String>,
+    /// Phase 1 step by step ([`Backend::stage_detail`]), where measured.
+    pub stage_detail: Option<String>,
 }
 
 impl CallReport {
@@ -311,6 +313,7 @@ pub fn prove<B: Backend + ?Sized>(
         times: PhaseTimes::default(),
         thread: std::thread::current().id(),
         error: None,
+        stage_detail: None,
     };
 
     // Phase 0.
@@ -392,6 +395,7 @@ fn locked_phases<B: Backend + ?Sized>(
         let t = Instant::now();
         let admission = backend.prestage(inputs, n);
         report.times.stage = t.elapsed();
+        report.stage_detail = backend.stage_detail();
         admission
     };
     let (admission, compute) = match settings.locks {

@@ -296,6 +296,14 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             for f in &r.failures {
                 eprintln!("  failure: {f}");
             }
+            if let Some(c) = r.reports.iter().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
+                eprintln!(
+                    "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms: {}",
+                    c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
+                    c.times.stage.as_secs_f64() * 1e3,
+                    c.stage_detail.as_deref().unwrap_or("-")
+                );
+            }
             for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
                 eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
             }

@@ -83,6 +83,8 @@ pub struct GpuBackend {
     not_pinned: std::sync::Mutex<Option<String>>,
     /// This call's pre-stage size in bytes (what the pool keeps for the next call).
     stage_bytes: std::sync::atomic::AtomicUsize,
+    /// Phase 1 step by step in ms (see `Backend::stage_detail`).
+    stage_detail: std::sync::Mutex<String>,
 }
 
 #[cfg(supraseal_gpu)]
@@ -101,6 +103,7 @@ impl GpuBackend {
             pins: Default::default(),
             not_pinned: Default::default(),
             stage_bytes: Default::default(),
+            stage_detail: Default::default(),
         })
     }
 
@@ -147,6 +150,10 @@ impl Drop for GpuBackend {
 impl crate::backend::Backend for GpuBackend {
     fn name(&self) -> &'static str {
         "gpu"
+    }
+    fn stage_detail(&self) -> Option<String> {
+        let d = self.stage_detail.lock().unwrap_or_else(|p| p.into_inner());
+        (!d.is_empty()).then(|| format!("{d} ms"))
     }
     fn pin_key(&self, srs: &crate::srs::Srs) {
         stage::pin_key(&self.exec.gpu.ctx, srs);

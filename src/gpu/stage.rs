@@ -134,7 +134,10 @@ impl GpuBackend {
         }
         let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
         self.stage_bytes.store(need, std::sync::atomic::Ordering::Relaxed);
-        let (free, total) = match self.exec.gpu.available() {
+        let t = std::time::Instant::now();
+        let available = self.exec.gpu.available();
+        self.step("info", t);
+        let (free, total) = match available {
             Ok(m) => m,
             Err(e) => return Admission::Fallback(e.message),
         };
@@ -157,15 +160,27 @@ impl GpuBackend {
         Admission::Staged(staged)
     }
 
+    /// Appends "name ms" to this call's phase-1 detail.
+    fn step(&self, name: &str, since: std::time::Instant) {
+        use std::fmt::Write;
+        let mut d = self.stage_detail.lock().unwrap_or_else(|p| p.into_inner());
+        let sep = if d.is_empty() { "" } else { ", " };
+        let _ = write!(d, "{sep}{name} {:.1}", since.elapsed().as_secs_f64() * 1e3);
+    }
+
     fn stage_one(&self, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
-        let one = |v: &[Scalar], what: &str| -> Result<CudaSlice<u64>> {
+        let one = |v: &[Scalar], what: &'static str| -> Result<CudaSlice<u64>> {
             check_alloc(&self.exec.gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
+            let t = std::time::Instant::now();
             // SAFETY: every word is written below (copy, then zero padding) before any read.
             let mut d = unsafe { self.upload.alloc::<u64>(4 * n) }.map_err(cuda_err(what))?;
+            self.step("alloc", t);
+            let t = std::time::Instant::now();
             self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
             if v.len() < n {
                 self.upload.memset_zeros(&mut d.slice_mut(4 * v.len()..)).map_err(cuda_err(what))?;
             }
+            self.step("copy", t);
             Ok(d)
         };
         Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")? })
