@@ -58,7 +58,20 @@ pub struct Gpu {
     funcs: HashMap<&'static str, CudaFunction>,
     /// Proving calls in flight on this device (between backend creation and drop).
     pub active: AtomicUsize,
+    /// The pool phase 1 allocates pre-stages from, apart from the default
+    /// pool that phase 2 uses and trims: it keeps its memory while calls are
+    /// in flight, so a phase 1 reuses a finished call's pre-stage instead of
+    /// mapping new memory, which on the H200 waited ~0.1–0.2 s for the
+    /// kernels running on the device. Trimmed when the device goes idle.
+    stage_pool: StagePool,
 }
+
+/// A `CUmemoryPool` handle (a driver object the whole context may use).
+struct StagePool(cudarc::driver::sys::CUmemoryPool);
+// SAFETY: a pool handle is an opaque driver object, valid from any thread of the process.
+unsafe impl Send for StagePool {}
+// SAFETY: as above; the driver synchronises its use.
+unsafe impl Sync for StagePool {}
 
 impl Gpu {
     fn open(ordinal: usize) -> Result<Gpu> {
@@ -69,9 +82,39 @@ impl Gpu {
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
-        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0) };
-        gpu.keep_pool_memory()?;
+        let stage_pool = StagePool(Self::create_pool(ordinal)?);
+        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), stage_pool };
+        gpu.keep_pool_memory(gpu.pool()?)?;
+        gpu.keep_pool_memory(gpu.stage_pool.0)?;
         Ok(gpu)
+    }
+
+    /// A new device-memory pool on device `ordinal` (lives as long as the process).
+    fn create_pool(ordinal: usize) -> Result<cudarc::driver::sys::CUmemoryPool> {
+        use cudarc::driver::sys;
+        // SAFETY: CUmemPoolProps is a plain C struct; all-zero is its documented default
+        // (no export handles, no size cap), then type and location are set.
+        let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = ordinal as i32;
+        // SAFETY: `props` is valid for the call.
+        unsafe { cudarc::driver::result::mem_pool::create(&props) }.map_err(cuda_err("cuMemPoolCreate"))
+    }
+
+    /// A stream-ordered allocation of `words` u64 from the pre-stage pool on
+    /// `stream` (`cuMemAllocFromPoolAsync`); freed, like any `CudaSlice`, by
+    /// `cuMemFreeAsync` on `stream` when dropped.
+    ///
+    /// # Safety
+    /// The memory is uninitialised: write it before reading it.
+    /// Errors: the CUDA error, naming `what`.
+    pub unsafe fn stage_alloc(&self, stream: &Arc<CudaStream>, words: usize, what: &str) -> Result<CudaSlice<u64>> {
+        self.ctx.bind_to_thread().map_err(cuda_err(what))?;
+        let ptr = cudarc::driver::result::mem_pool::alloc_async(self.stage_pool.0, words * 8, stream.cu_stream())
+            .map_err(cuda_err(what))?;
+        Ok(stream.upgrade_device_ptr(ptr, words))
     }
 
     /// Sets the default pool's release threshold to "never": by default the
@@ -80,12 +123,12 @@ impl Gpu {
     /// running kernels on the H200 (memory-lock holds of ~0.5 s at p99 while
     /// another call computed). Memory goes back to the device only through
     /// [`Gpu::trim_pool`], under the compute lock or when the device is idle.
-    fn keep_pool_memory(&self) -> Result<()> {
+    fn keep_pool_memory(&self, pool: cudarc::driver::sys::CUmemoryPool) -> Result<()> {
         let mut never: u64 = u64::MAX;
-        // SAFETY: RELEASE_THRESHOLD is a cuuint64_t read from `never`.
+        // SAFETY: RELEASE_THRESHOLD is a cuuint64_t read from `never`; `pool` is one of ours.
         unsafe {
             cudarc::driver::result::mem_pool::set_attribute(
-                self.pool()?,
+                pool,
                 cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                 &mut never as *mut u64 as *mut c_void,
             )
@@ -116,15 +159,18 @@ impl Gpu {
             .map_err(cuda_err("cuDeviceGetDefaultMemPool"))
     }
 
-    /// Bytes the default pool keeps mapped but no allocation uses: a
-    /// stream-ordered allocation reuses them without mapping new memory.
-    /// `cuMemGetInfo` counts them as used. (Two pool queries; they wait for nothing.)
+    /// Bytes the default and pre-stage pools keep mapped but no allocation
+    /// uses: a stream-ordered allocation reuses them without mapping new
+    /// memory. `cuMemGetInfo` counts them as used. (Pool queries; they wait for nothing.)
     pub fn pool_cached(&self) -> usize {
+        self.pool().map_or(0, Self::cached_in) + Self::cached_in(self.stage_pool.0)
+    }
+
+    fn cached_in(pool: cudarc::driver::sys::CUmemoryPool) -> usize {
         let attr = |a| -> Option<u64> {
             let mut v: u64 = 0;
-            // SAFETY: both attributes are cuuint64_t, written into `v`.
-            unsafe { cudarc::driver::result::mem_pool::get_attribute(self.pool().ok()?, a, &mut v as *mut u64 as *mut c_void) }
-                .ok()?;
+            // SAFETY: both attributes are cuuint64_t, written into `v`; `pool` is one of ours.
+            unsafe { cudarc::driver::result::mem_pool::get_attribute(pool, a, &mut v as *mut u64 as *mut c_void) }.ok()?;
             Some(v)
         };
         use cudarc::driver::sys::CUmemPool_attribute::{CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_USED_MEM_CURRENT};
@@ -141,16 +187,20 @@ impl Gpu {
         Ok((free + self.pool_cached(), total))
     }
 
-    /// Returns the default memory pool's unused memory beyond `keep` bytes to
-    /// the device (`cuMemPoolTrimTo`). Called at the end of phase 2, under the
-    /// compute lock, where waiting for other streams costs nothing, keeping
-    /// one pre-stage's worth per other call in flight (so their phase 1 reuses
-    /// it instead of mapping new memory under the memory lock);
-    /// and with `keep = 0` by the last call in flight on the device, so that
-    /// an idle device is back to its free memory before the calls.
-    pub fn trim_pool(&self, keep: usize) -> Result<()> {
+    /// Returns the default memory pool's unused memory to the device
+    /// (`cuMemPoolTrimTo`). Called at the end of phase 2, under the compute
+    /// lock, where waiting for other streams costs nothing.
+    pub fn trim_pool(&self) -> Result<()> {
         // SAFETY: a valid pool of our device.
-        unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, keep) }.map_err(cuda_err("cuMemPoolTrimTo"))
+        unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))
+    }
+
+    /// Returns the pre-stage pool's unused memory to the device; called by
+    /// the last call in flight on the device, so that an idle device is back
+    /// to its free memory before the calls.
+    pub fn trim_stage_pool(&self) -> Result<()> {
+        // SAFETY: a valid pool of our device.
+        unsafe { cudarc::driver::result::mem_pool::trim_to(self.stage_pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo(pre-stage)"))
     }
 }
 

@@ -81,8 +81,6 @@ pub struct GpuBackend {
     upload: std::sync::Arc<cudarc::driver::CudaStream>,
     pins: std::sync::Mutex<Vec<usize>>,
     not_pinned: std::sync::Mutex<Option<String>>,
-    /// This call's pre-stage size in bytes (what the pool keeps for the next call).
-    stage_bytes: std::sync::atomic::AtomicUsize,
     /// Phase 1 step by step in ms (see `Backend::stage_detail`).
     stage_detail: std::sync::Mutex<String>,
 }
@@ -102,7 +100,6 @@ impl GpuBackend {
             upload,
             pins: Default::default(),
             not_pinned: Default::default(),
-            stage_bytes: Default::default(),
             stage_detail: Default::default(),
         })
     }
@@ -141,7 +138,8 @@ impl Drop for GpuBackend {
         if self.exec.gpu.active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
             let _ = self.upload.synchronize();
             let _ = self.exec.stream.synchronize();
-            let _ = self.exec.gpu.trim_pool(0);
+            let _ = self.exec.gpu.trim_pool();
+            let _ = self.exec.gpu.trim_stage_pool();
         }
     }
 }
@@ -176,8 +174,7 @@ impl crate::backend::Backend for GpuBackend {
         if let Err(e) = gpu.ctx.check_err() {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
-        let others = gpu.active.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
-        gpu.trim_pool(others * self.stage_bytes.load(std::sync::atomic::Ordering::Relaxed))
+        gpu.trim_pool()
     }
     fn unpin(&self) {
         self.unpin_inputs();

@@ -133,7 +133,6 @@ impl GpuBackend {
             return Admission::Fallback(format!("host buffers not pinned ({why})"));
         }
         let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
-        self.stage_bytes.store(need, std::sync::atomic::Ordering::Relaxed);
         let t = std::time::Instant::now();
         let available = self.exec.gpu.available();
         self.step("info", t);
@@ -173,7 +172,7 @@ impl GpuBackend {
             check_alloc(&self.exec.gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
             let t = std::time::Instant::now();
             // SAFETY: every word is written below (copy, then zero padding) before any read.
-            let mut d = unsafe { self.upload.alloc::<u64>(4 * n) }.map_err(cuda_err(what))?;
+            let mut d = unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, what) }?;
             self.step("alloc", t);
             let t = std::time::Instant::now();
             self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
