@@ -304,6 +304,68 @@ impl GpuBackendHandle {
         }
     }
 
+    /// Benchmark of the forward NTT with the data already on the device, as
+    /// the pipeline runs it: uploads `a` (length 2^k) once, then returns
+    /// (ms to build the twiddle table, median ms of `reps` transforms), each
+    /// transform timed from launch to the end of a synchronisation of this
+    /// call's stream.
+    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64)> {
+        #[cfg(supraseal_gpu)]
+        {
+            let gpu = self.inner.exec();
+            let (n, lg) = (a.len(), a.len().trailing_zeros());
+            let sync = || gpu.stream.synchronize().map_err(device::cuda_err("synchronize"));
+            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
+            sync()?;
+            let t = std::time::Instant::now();
+            let tw = ntt::powers(gpu, crate::cpu::ntt::root_of_unity(lg), (n / 2).max(1))?;
+            sync()?;
+            let tw_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut times: Vec<f64> = Vec::with_capacity(reps);
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                ntt::ntt(gpu, &mut d, &tw, lg)?;
+                sync()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((tw_ms, times[times.len() / 2]))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (a, reps);
+            match self.never {}
+        }
+    }
+
+    /// Runs `f` with `v` page-locked (`cuMemHostRegister`), as the pipeline
+    /// page-locks the key and a/b/c; a failed registration runs `f` anyway
+    /// (pageable copies) and says so on stderr.
+    pub fn with_pinned<T, R>(&self, v: &[T], f: impl FnOnce() -> R) -> R {
+        #[cfg(supraseal_gpu)]
+        {
+            let _ = self.inner.exec().gpu.ctx.bind_to_thread();
+            let ptr = v.as_ptr() as *mut std::ffi::c_void;
+            // SAFETY: `v` outlives the registration, which ends before this returns.
+            let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, std::mem::size_of_val(v), 0) };
+            let ok = r == cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS;
+            if !ok {
+                eprintln!("with_pinned: cuMemHostRegister failed ({r:?}); running with pageable memory");
+            }
+            let out = f();
+            if ok {
+                // SAFETY: registered above.
+                unsafe { cudarc::driver::sys::cuMemHostUnregister(ptr) };
+            }
+            out
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (v, f);
+            match self.never {}
+        }
+    }
+
     /// Device memory in use (total − free) in bytes, by every process.
     pub fn used_bytes(&self) -> Result<usize> {
         #[cfg(supraseal_gpu)]
