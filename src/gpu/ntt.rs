@@ -22,7 +22,8 @@ const LG_LO: u32 = 10;
 /// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
 const NTT_TILE_LG: u32 = 10;
 /// log2 of the adjacent columns a pass after the first takes per block: runs
-/// of 4 scalars (128 bytes, one L2 line) per global access.
+/// of 4 scalars (128 bytes, one L2 line) per global access, or of 2 where
+/// that saves a whole pass (2^19, 2^27: 9 stages per later pass instead of 8).
 const NTT_LG_COLS: u32 = 2;
 /// Threads per `fr_ntt_pass` block (a 2^10 tile has 512 butterflies per stage).
 const NTT_THREADS: u32 = 256;
@@ -80,12 +81,16 @@ pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Sc
 
 /// The passes of an NTT of 2^lg_n scalars, as (first stage s0, stages k,
 /// log2 columns per block): the first pass takes whole tiles of contiguous
-/// scalars, later passes 2^NTT_LG_COLS adjacent columns.
+/// scalars, later passes 2^lg_t adjacent columns, with lg_t = NTT_LG_COLS
+/// unless one column fewer needs fewer passes (each pass reads and writes
+/// all the data once).
 fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
+    let later = |lg_t: u32| lg_n.saturating_sub(NTT_TILE_LG).div_ceil(NTT_TILE_LG - lg_t);
+    let lg_t_later = if later(NTT_LG_COLS - 1) < later(NTT_LG_COLS) { NTT_LG_COLS - 1 } else { NTT_LG_COLS };
     let mut passes = Vec::new();
     let mut s0 = 0;
     while s0 < lg_n {
-        let lg_t = s0.min(NTT_LG_COLS);
+        let lg_t = s0.min(lg_t_later);
         let k = (NTT_TILE_LG - lg_t).min(lg_n - s0);
         passes.push((s0, k, lg_t));
         s0 += k;
@@ -184,6 +189,9 @@ mod tests {
             }
             assert_eq!(next, lg_n);
         }
-        assert_eq!(ntt_passes(24).len(), 3);
+        assert_eq!(ntt_passes(24), vec![(0, 10, 0), (10, 8, 2), (18, 6, 2)]);
+        assert_eq!(ntt_passes(27), vec![(0, 10, 0), (10, 9, 1), (19, 8, 1)]);
+        assert_eq!(ntt_passes(19), vec![(0, 10, 0), (10, 9, 1)]);
+        assert_eq!(ntt_passes(8), vec![(0, 8, 0)]);
     }
 }
