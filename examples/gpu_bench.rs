@@ -3,7 +3,9 @@
 //! and the result's download included, as for the key's pinned tail vectors)
 //! and the forward Fr NTT at 2^20..2^27 (data already on the device, as in
 //! the quotient; twiddle-table build timed apart, and once more with host
-//! data in and out). Prints a table; without a GPU it says why and exits 0.
+//! data in and out, skipped with BENCH_NTT_HOST=0). Limits: BENCH_MSM_MAX_LOG
+//! (26), BENCH_NTT_MAX_LOG (27). Prints a table; without a GPU it says why
+//! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
 
 use std::time::Instant;
@@ -85,6 +87,9 @@ fn main() {
         let a = scalars(1 << lg);
         let (tw, on_device) = gpu.ntt_on_device_ms(&a, 5).unwrap();
         println!("| Fr NTT forward | 2^{lg} | {on_device:.2} | data on the device (5 runs); twiddle table {tw:.2} ms apart |");
+        if std::env::var_os("BENCH_NTT_HOST").is_some_and(|v| v == "0") {
+            continue;
+        }
         let ms = median_ms(|| {
             gpu.ntt(&a, Direction::Forward, false).unwrap();
         });

@@ -15,6 +15,7 @@ cargo build --release -p supraseal-c2-cli --bin supraseal-c2
 cp "$CARGO_TARGET_DIR/release/supraseal-c2" gpu-pack/
 cargo build --release -p supraseal-c2 --example gpu_bench
 cp "$CARGO_TARGET_DIR/release/examples/gpu_bench" gpu-pack/
+cp "$(scripts/build-sppark-bench.sh | tail -n 1)" gpu-pack/   # sppark's kernels, same-run reference
 list_tests() {
   cargo test --release "$@" --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
@@ -35,7 +36,7 @@ cat > gpu-pack/run.sh <<'RUN'
 # Runs on the GPU machine from the repository root. Writes logs to $OUT.
 #   bash gpu-pack/run.sh tests   # GPU-vs-CPU tests, proofs, lock protocol + faults, 2^20 correctness bench
 #   bash gpu-pack/run.sh bench   # synthetic 2^24 throughput matrix (lock modes x workers)
-#   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT)
+#   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT), sppark's then ours
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -63,6 +64,7 @@ what=${1:-tests}
       --modes single,two,two-limit=16384; echo "rc=$?"
     ;;
   kernels)
+    ./sppark_bench; echo "rc=$?"
     ./gpu_bench; echo "rc=$?"
     ;;
   esac

@@ -390,8 +390,11 @@ fn locked_phases<B: Backend + ?Sized>(
     report: &mut CallReport,
 ) -> Result<Vec<G1Sums>> {
     let n = srs.domain_size();
+    // Read for the report before any lock: a driver query can wait behind
+    // other threads' driver calls (~0.1 s seen on the H200 at 2^24), and the
+    // memory lock is for admission and allocation only.
+    report.free_before = backend.free_memory();
     let stage = |report: &mut CallReport| {
-        report.free_before = backend.free_memory();
         let t = Instant::now();
         let admission = backend.prestage(inputs, n);
         report.times.stage = t.elapsed();
