@@ -206,7 +206,9 @@ pub struct CallReport {
     pub prestaged: Option<bool>,
     /// Why the call fell back (or why pinning failed), if it did.
     pub reason: Option<String>,
-    /// Free device memory before phase 1 and after phase 2, in bytes.
+    /// Free device memory in bytes: before the call asks for the memory lock
+    /// (so, in single-lock mode, possibly seconds before its phase 1) and
+    /// after phase 2.
     pub free_before: Option<usize>,
     pub free_after: Option<usize>,
     /// The memory-lock hold (two-lock mode only).

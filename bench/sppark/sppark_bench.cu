@@ -106,12 +106,12 @@ int main(int argc, char** argv) {
         {
             msm_t<bucket_t, point_t, affine_t, scalar_t> msm{reinterpret_cast<const affine_t*>(b.data()), n};
             point_t out;
-            RustError e = msm.invoke(out, (const affine_t*)nullptr, n, s.data(), false);  // warm-up
+            RustError e = msm.invoke(out, (const affine_t*)nullptr, n, (const scalar_t*)s.data(), false);  // warm-up
             if (e.code) {
                 printf("MSM 2^%d failed: code %d\n", lg, e.code);
                 return 1;
             }
-            double ms = median_ms(5, [&] { msm.invoke(out, (const affine_t*)nullptr, n, s.data(), false); });
+            double ms = median_ms(5, [&] { msm.invoke(out, (const affine_t*)nullptr, n, (const scalar_t*)s.data(), false); });
             printf("| G1 MSM | 2^%d | %.1f | points on the device, page-locked host scalars (5 runs) |\n", lg, ms);
             fflush(stdout);
         }

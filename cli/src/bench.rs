@@ -254,9 +254,10 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
         "| mode | W | partitions | wall s | proved/s | GPU busy | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | failed | unverified |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    // One untimed partition first: it loads the kernels, page-locks the key
-    // (a one-time cost of seconds at 2^24) and fills the memory pool, which
-    // would otherwise all land in the first timed mode's numbers.
+    // One untimed partition first: it loads the kernels and page-locks the
+    // key (a one-time cost of seconds at 2^24), which would otherwise land in
+    // the first timed mode's numbers. (The pools are trimmed when it ends, as
+    // after every burst, so each row starts from an idle device.)
     let t = Instant::now();
     let (wit, _) = &job.witnesses[0][0];
     let (r, s) = blinders(args.seed, 0, 0);

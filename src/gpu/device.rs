@@ -166,6 +166,12 @@ impl Gpu {
         self.pool().map_or(0, Self::cached_in) + Self::cached_in(self.stage_pool.0)
     }
 
+    /// Bytes the pre-stage pool keeps mapped but no pre-stage uses (part of
+    /// [`Gpu::pool_cached`]); only pre-stage allocations can reuse them.
+    pub fn stage_cached(&self) -> usize {
+        Self::cached_in(self.stage_pool.0)
+    }
+
     fn cached_in(pool: cudarc::driver::sys::CUmemoryPool) -> usize {
         let attr = |a| -> Option<u64> {
             let mut v: u64 = 0;

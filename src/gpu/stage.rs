@@ -134,14 +134,17 @@ impl GpuBackend {
         }
         let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
         let t = std::time::Instant::now();
-        let available = self.exec.gpu.available();
+        let available = self.exec.gpu.available().map(|m| (m, self.exec.gpu.stage_cached()));
         self.step("info", t);
-        let (free, total) = match available {
+        let ((free, total), stage_cached) = match available {
             Ok(m) => m,
             Err(e) => return Admission::Fallback(e.message),
         };
         let reserve = settings.vram_margin + COMPUTE_PEAK_BYTES_PER_ELEMENT * n;
-        let avail = settings.effective_free(free, total);
+        // The pre-stage pool's cache can serve only pre-stages, not a computing
+        // call's phase 2 (default pool): count at most `need` of it.
+        let usable = free.saturating_sub(stage_cached) + stage_cached.min(need);
+        let avail = settings.effective_free(usable, total);
         if need + reserve > avail {
             return Admission::Fallback(format!(
                 "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
