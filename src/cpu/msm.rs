@@ -4,8 +4,9 @@
 //! affine bases; the input is split into one chunk per rayon thread and the
 //! partial sums are added. Scalars arrive in Montgomery form (blstrs `Scalar`)
 //! and are converted to blst's canonical little-endian bytes per chunk.
-//! Batch addition sums the bases whose bit is set in a bitmap, with mixed
-//! (projective + affine) additions, also split over threads.
+//! Batch addition sums the bases whose bit is set in a bitmap with blst's
+//! affine bulk addition (one batched inversion per tree level), also split
+//! over threads.
 
 use std::ops::AddAssign;
 
@@ -25,6 +26,10 @@ pub trait Curve {
     type Projective: Group + Send + for<'a> AddAssign<&'a Self::Affine>;
     /// One single-threaded blst Pippenger over contiguous arrays of equal length ≥ 1.
     fn pippenger(bases: &[Self::Affine], scalars: &[blst_scalar]) -> Self::Projective;
+    /// Σ of the points (blst's `blst_p{1,2}s_add`: affine additions in a
+    /// tree with one batched inversion per level; points at infinity, equal
+    /// and opposite points handled); single-threaded.
+    fn sum(points: &[&Self::Affine]) -> Self::Projective;
 }
 
 /// Marker for G1.
@@ -51,12 +56,31 @@ macro_rules! blst_pippenger {
     }};
 }
 
+macro_rules! blst_sum {
+    ($points:expr, $proj:ty, $raw:ty, $raw_affine:ty, $add:path) => {{
+        let points = $points;
+        let mut out = <$raw>::default();
+        if !points.is_empty() {
+            // SAFETY: `&T` and `*const T` have the same layout, and the blstrs affine type is
+            // repr(transparent) over the blst one; every pointer is non-NULL (blst walks the
+            // list until a NULL, which it would take as "the rest is contiguous").
+            unsafe { $add(&mut out, points.as_ptr() as *const *const $raw_affine, points.len()) };
+        }
+        // SAFETY: the blstrs projective type is repr(transparent) over the blst one; an
+        // all-zero blst point (the empty sum) is the point at infinity.
+        unsafe { std::mem::transmute::<$raw, $proj>(out) }
+    }};
+}
+
 impl Curve for G1 {
     type Affine = G1Affine;
     type Projective = G1Projective;
     fn pippenger(bases: &[G1Affine], scalars: &[blst_scalar]) -> G1Projective {
         blst_pippenger!(bases, scalars, G1Affine, G1Projective, blst::blst_p1, blst::blst_p1_affine,
             blst::blst_p1s_mult_pippenger, blst::blst_p1s_mult_pippenger_scratch_sizeof)
+     }
+    fn sum(points: &[&G1Affine]) -> G1Projective {
+        blst_sum!(points, G1Projective, blst::blst_p1, blst::blst_p1_affine, blst::blst_p1s_add)
     }
 }
 
@@ -66,6 +90,9 @@ impl Curve for G2 {
     fn pippenger(bases: &[G2Affine], scalars: &[blst_scalar]) -> G2Projective {
         blst_pippenger!(bases, scalars, G2Affine, G2Projective, blst::blst_p2, blst::blst_p2_affine,
             blst::blst_p2s_mult_pippenger, blst::blst_p2s_mult_pippenger_scratch_sizeof)
+     }
+    fn sum(points: &[&G2Affine]) -> G2Projective {
+        blst_sum!(points, G2Projective, blst::blst_p2, blst::blst_p2_affine, blst::blst_p2s_add)
     }
 }
 
@@ -114,13 +141,9 @@ pub fn batch_add<C: Curve>(bases: &[C::Affine], bitmap: &[u64]) -> C::Projective
         .par_chunks(step)
         .enumerate()
         .map(|(ci, chunk)| {
-            let mut acc = C::Projective::identity();
-            for (j, p) in chunk.iter().enumerate() {
-                if bit(bitmap, ci * step + j) {
-                    acc += p;
-                }
-            }
-            acc
+            let selected: Vec<&C::Affine> =
+                chunk.iter().enumerate().filter(|&(j, _)| bit(bitmap, ci * step + j)).map(|(_, p)| p).collect();
+            C::sum(&selected)
         })
         .reduce(C::Projective::identity, |a, b| a + b)
 }
@@ -171,5 +194,37 @@ mod tests {
         let g2: Vec<G2Affine> = (0..300).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
         let want2 = (0..300).filter(|&i| bit(&bitmap, i)).fold(G2Projective::identity(), |a, i| a + g2[i]);
         assert_eq!(batch_add::<G2>(&g2, &bitmap), want2);
+    }
+
+    /// The cases an affine addition tree must special-case: equal points
+    /// (doubling), opposite points (sum at infinity), points at infinity,
+    /// all selected and none selected.
+    #[test]
+    fn batch_add_handles_doubling_opposites_and_infinity() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let p = G1Projective::random(&mut rng).to_affine();
+        let q = G1Projective::random(&mut rng).to_affine();
+        let mut bases = vec![p; 700];
+        for i in (0..700).step_by(3) {
+            bases[i] = -p;
+        }
+        bases[10] = G1Affine::identity();
+        bases[11] = q;
+        bases[12] = -q;
+        let naive = |b: &[G1Affine], m: &[u64]| {
+            (0..b.len()).filter(|&i| bit(m, i)).fold(G1Projective::identity(), |a, i| a + b[i])
+        };
+        let all = vec![u64::MAX; 11];
+        assert_eq!(batch_add::<G1>(&bases, &all), naive(&bases, &all));
+        let none = vec![0u64; 11];
+        assert_eq!(batch_add::<G1>(&bases, &none), G1Projective::identity());
+        let some: Vec<u64> = (0..11).map(|_| rand::Rng::gen(&mut rng)).collect();
+        assert_eq!(batch_add::<G1>(&bases, &some), naive(&bases, &some));
+        let pair = [p, -p];
+        assert_eq!(batch_add::<G1>(&pair, &[3]), G1Projective::identity());
+        let g = G2Projective::random(&mut rng).to_affine();
+        let g2 = vec![g; 100];
+        let want = (0..100).fold(G2Projective::identity(), |a, _| a + g);
+        assert_eq!(batch_add::<G2>(&g2, &[u64::MAX, u64::MAX]), want);
     }
 }
