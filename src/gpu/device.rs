@@ -114,7 +114,14 @@ impl Gpu {
         self.ctx.bind_to_thread().map_err(cuda_err(what))?;
         let ptr = cudarc::driver::result::mem_pool::alloc_async(self.stage_pool.0, words * 8, stream.cu_stream())
             .map_err(cuda_err(what))?;
-        Ok(stream.upgrade_device_ptr(ptr, words))
+        // cudarc unwraps the creation of the slice's two events: a failure
+        // there is a panic, caught here so that the memory is freed and the
+        // call falls back with an error instead.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, words))).map_err(|_| {
+            // SAFETY: `ptr` came from the allocation above and nothing else refers to it.
+            let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
+            Error::new(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
+        })
     }
 
     /// Sets the default pool's release threshold to "never": by default the
