@@ -78,7 +78,7 @@ impl Curve for G1 {
     fn pippenger(bases: &[G1Affine], scalars: &[blst_scalar]) -> G1Projective {
         blst_pippenger!(bases, scalars, G1Affine, G1Projective, blst::blst_p1, blst::blst_p1_affine,
             blst::blst_p1s_mult_pippenger, blst::blst_p1s_mult_pippenger_scratch_sizeof)
-     }
+    }
     fn sum(points: &[&G1Affine]) -> G1Projective {
         blst_sum!(points, G1Projective, blst::blst_p1, blst::blst_p1_affine, blst::blst_p1s_add)
     }
@@ -90,7 +90,7 @@ impl Curve for G2 {
     fn pippenger(bases: &[G2Affine], scalars: &[blst_scalar]) -> G2Projective {
         blst_pippenger!(bases, scalars, G2Affine, G2Projective, blst::blst_p2, blst::blst_p2_affine,
             blst::blst_p2s_mult_pippenger, blst::blst_p2s_mult_pippenger_scratch_sizeof)
-     }
+    }
     fn sum(points: &[&G2Affine]) -> G2Projective {
         blst_sum!(points, G2Projective, blst::blst_p2, blst::blst_p2_affine, blst::blst_p2s_add)
     }
