@@ -1,4 +1,4 @@
-// G1 multi-scalar multiplication, Pippenger's bucket method with unsigned
+// G1 and G2 multi-scalar multiplication, Pippenger's bucket method with unsigned
 // c-bit windows. Per window (driven by src/gpu/msm.rs):
 //   histogram of digits -> exclusive scan (bucket starts) -> scatter point
 //   indices into bucket order (a counting sort) -> accumulate each bucket's
@@ -6,7 +6,9 @@
 //   runs that cross its range to a fix-up pass) -> sum_d d*B_d by segments of
 //   buckets (running sums) -> one Jacobian point per window.
 // The host combines the windows: sum_w 2^(c*w) * W_w.
-// Scalars must already be canonical integers (fr_from_montgomery).
+// Scalars must already be canonical integers (fr_from_montgomery). The
+// digit kernels are shared; the point kernels are templates instantiated per
+// group (suffix _g1 / _g2).
 #include "common.cuh"
 
 #define INVALID 0xffffffffu
@@ -67,10 +69,11 @@ extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsign
 // Thread t sums sorted positions [t*K, t*K+K) run by run. Its first run goes
 // to heads[t], its last (if different) to tails[t]; runs strictly inside are
 // whole buckets and are written straight to buckets[] (no other thread sees them).
-extern "C" __global__ void msm_accumulate(const g1_affine_t* bases, const uint32_t* idx, const uint32_t* keys,
-                                          const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
-                                          g1_xyzz_t* buckets, g1_xyzz_t* heads, uint32_t* head_keys,
-                                          g1_xyzz_t* tails, uint32_t* tail_keys) {
+template<class affine_t, class point_t>
+__device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* keys,
+                                               const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
+                                               point_t* buckets, point_t* heads, uint32_t* head_keys,
+                                               point_t* tails, uint32_t* tail_keys) {
     size_t t = global_tid();
     if (t >= threads) return;
     uint32_t total = starts[nb];
@@ -78,7 +81,7 @@ extern "C" __global__ void msm_accumulate(const g1_affine_t* bases, const uint32
     head_keys[t] = INVALID;
     tail_keys[t] = INVALID;
     if (lo >= hi) return;
-    g1_xyzz_t acc;
+    point_t acc;
     acc.inf();
     uint32_t cur = keys[lo];
     bool first = true;
@@ -90,7 +93,7 @@ extern "C" __global__ void msm_accumulate(const g1_affine_t* bases, const uint32
             acc.inf();
             cur = k;
         }
-        g1_affine_t b = bases[idx[p]];
+        affine_t b = bases[idx[p]];
         acc.add(b);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
@@ -98,45 +101,69 @@ extern "C" __global__ void msm_accumulate(const g1_affine_t* bases, const uint32
 }
 
 // buckets[d] += every head/tail partial of bucket d (one thread per bucket).
-extern "C" __global__ void msm_fixup(g1_xyzz_t* buckets, const uint32_t* starts, uint32_t nb, uint32_t K,
-                                     const g1_xyzz_t* heads, const uint32_t* head_keys,
-                                     const g1_xyzz_t* tails, const uint32_t* tail_keys) {
+template<class point_t>
+__device__ __forceinline__ void msm_fixup(point_t* buckets, const uint32_t* starts, uint32_t nb, uint32_t K,
+                                          const point_t* heads, const uint32_t* head_keys,
+                                          const point_t* tails, const uint32_t* tail_keys) {
     uint32_t d = (uint32_t)global_tid();
     if (d == 0 || d >= nb) return;
     uint32_t s = starts[d], e = starts[d + 1];
     if (s == e) return;
-    g1_xyzz_t acc = buckets[d];
+    point_t acc = buckets[d];
     for (uint32_t t = s / K; t <= (e - 1) / K; t++) {
-        if (head_keys[t] == d) { g1_xyzz_t h = heads[t]; acc.add(h); }
-        if (tail_keys[t] == d) { g1_xyzz_t h = tails[t]; acc.add(h); }
+        if (head_keys[t] == d) { point_t h = heads[t]; acc.add(h); }
+        if (tail_keys[t] == d) { point_t h = tails[t]; acc.add(h); }
     }
     buckets[d] = acc;
 }
 
 // Segment s covers digits [1 + s*L, 1 + (s+1)*L) ∩ [1, nb):
 // out[s] = sum over its digits of d * B_d = running-sum total + (lo - 1) * (sum of its B_d).
-extern "C" __global__ void msm_bucket_segments(const g1_xyzz_t* buckets, uint32_t nb, uint32_t L,
-                                               uint32_t segments, g1_xyzz_t* out) {
+template<class point_t>
+__device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint32_t nb, uint32_t L,
+                                                    uint32_t segments, point_t* out) {
     uint32_t s = (uint32_t)global_tid();
     if (s >= segments) return;
     uint32_t lo = 1 + s * L, hi = min(lo + L, nb);
-    g1_xyzz_t run, sum;
+    point_t run, sum;
     run.inf();
     sum.inf();
     for (uint32_t d = hi; d-- > lo;) {
-        g1_xyzz_t b = buckets[d];
+        point_t b = buckets[d];
         run.add(b);
         sum.add(run);
     }
     // sum += (lo - 1) * run, by double-and-add from the top bit.
     uint32_t m = lo - 1;
-    g1_xyzz_t mul;
+    point_t mul;
     mul.inf();
     for (int bit = 31; bit >= 0; bit--) {
-        g1_xyzz_t dbl = mul;
+        point_t dbl = mul;
         mul.add(dbl);
         if ((m >> bit) & 1) mul.add(run);
     }
     sum.add(mul);
     out[s] = sum;
 }
+
+// The point kernels per group.
+#define MSM_POINT_KERNELS(G)                                                                                      \
+    extern "C" __global__ void msm_accumulate_##G(const G##_affine_t* bases, const uint32_t* idx,                \
+                                                  const uint32_t* keys, const uint32_t* starts, uint32_t nb,      \
+                                                  uint32_t K, size_t threads, G##_xyzz_t* buckets,                \
+                                                  G##_xyzz_t* heads, uint32_t* head_keys, G##_xyzz_t* tails,      \
+                                                  uint32_t* tail_keys) {                                          \
+        msm_accumulate(bases, idx, keys, starts, nb, K, threads, buckets, heads, head_keys, tails, tail_keys);    \
+    }                                                                                                             \
+    extern "C" __global__ void msm_fixup_##G(G##_xyzz_t* buckets, const uint32_t* starts, uint32_t nb,           \
+                                             uint32_t K, const G##_xyzz_t* heads, const uint32_t* head_keys,      \
+                                             const G##_xyzz_t* tails, const uint32_t* tail_keys) {                \
+        msm_fixup(buckets, starts, nb, K, heads, head_keys, tails, tail_keys);                                    \
+    }                                                                                                             \
+    extern "C" __global__ void msm_bucket_segments_##G(const G##_xyzz_t* buckets, uint32_t nb, uint32_t L,       \
+                                                       uint32_t segments, G##_xyzz_t* out) {                      \
+        msm_bucket_segments(buckets, nb, L, segments, out);                                                       \
+    }
+
+MSM_POINT_KERNELS(g1)
+MSM_POINT_KERNELS(g2)

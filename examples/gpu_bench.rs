@@ -3,16 +3,19 @@
 //! and the result's download included, as for the key's pinned tail vectors)
 //! and the forward Fr NTT at 2^20..2^27 (data already on the device, as in
 //! the quotient; twiddle-table build timed apart, and once more with host
-//! data in and out, skipped with BENCH_NTT_HOST=0). Limits: BENCH_MSM_MAX_LOG
-//! (26), BENCH_NTT_MAX_LOG (27). Prints a table; without a GPU it says why
+//! data in and out, skipped with BENCH_NTT_HOST=0); G2 MSM and G2 batch
+//! addition (half the bits set) at 2^18..2^22 points on the GPU, beside the
+//! CPU backend's G2 MSM on the same host (rayon, blst). Limits:
+//! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
+//! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
 
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group};
+use group::{prime::PrimeCurveAffine, Curve};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -30,20 +33,24 @@ fn scalars(n: usize) -> Vec<Scalar> {
         .collect()
 }
 
-fn bases(n: usize) -> Vec<G1Affine> {
+fn points<P: Curve<AffineRepr = A> + Send, A: PrimeCurveAffine + Send + Copy>(n: usize) -> Vec<A> {
     (0..n.div_ceil(1 << 14))
         .into_par_iter()
         .flat_map_iter(|c| {
             let mut rng = ChaCha20Rng::seed_from_u64(1000 + c as u64);
             let len = (1usize << 14).min(n - (c << 14));
-            let step = G1Projective::random(&mut rng);
-            let mut p = G1Projective::random(&mut rng);
-            let proj: Vec<G1Projective> = (0..len).map(|_| { p += step; p }).collect();
-            let mut out = vec![G1Affine::identity(); len];
-            G1Projective::batch_normalize(&proj, &mut out);
+            let step = P::random(&mut rng);
+            let mut p = P::random(&mut rng);
+            let proj: Vec<P> = (0..len).map(|_| { p += step; p }).collect();
+            let mut out = vec![A::identity(); len];
+            P::batch_normalize(&proj, &mut out);
             out
         })
         .collect()
+}
+
+fn bases(n: usize) -> Vec<G1Affine> {
+    points::<G1Projective, G1Affine>(n)
 }
 
 fn median_ms(mut f: impl FnMut()) -> f64 {
@@ -95,5 +102,29 @@ fn main() {
         });
         println!("| Fr NTT forward | 2^{lg} | {ms:.1} | pageable host data in and out (3 runs) |");
     }
-    let _ = G1Projective::identity().to_affine();
+    let max_g2: u32 = std::env::var("BENCH_G2_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(22);
+    let g2 = GpuBackendHandle::open_with(0, supraseal_c2::config::Settings { g2_msm_on_device: true, ..Default::default() })
+        .expect("opened above");
+    for lg in (18..=max_g2).step_by(2) {
+        let n = 1usize << lg;
+        let (b, s) = (points::<G2Projective, G2Affine>(n), scalars(n));
+        let bits: Vec<u64> = (0..n.div_ceil(64)).map(|i| 0x5555_5555_5555_5555u64.rotate_left(i as u32)).collect();
+        let (msm, add) = g2.with_pinned(&b, || {
+            g2.with_pinned(&s, || {
+                g2.backend().msm_g2(&b, &s).unwrap(); // warm-up
+                let msm = median_ms(|| {
+                    g2.backend().msm_g2(&b, &s).unwrap();
+                });
+                let add = median_ms(|| {
+                    g2.backend().batch_add_g2(&b, &bits).unwrap();
+                });
+                (msm, add)
+            })
+        });
+        let cpu = median_ms(|| {
+            supraseal_c2::cpu::msm::msm::<supraseal_c2::cpu::msm::G2>(&b, &s);
+        });
+        println!("| G2 MSM | 2^{lg} | {msm:.1} | GPU, pinned host bases and scalars in (3 runs); CPU backend on this host: {cpu:.1} ms |");
+        println!("| G2 batch addition | 2^{lg} | {add:.1} | GPU, half the bits set, pinned bases (3 runs) |");
+    }
 }

@@ -105,6 +105,13 @@ pub trait Backend: Sync {
     /// Σ scalars[i]·bases[i] in G1 (equal lengths; scalars in Montgomery form).
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective>;
 
+    /// Whether [`Backend::msm_g2`] runs on the device, so that the pipeline
+    /// must call it under the compute lock (phase 2) instead of on the CPU
+    /// thread. Default: no.
+    fn g2_msm_on_device(&self) -> bool {
+        false
+    }
+
     /// Σ scalars[i]·bases[i] in G2.
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective>;
 

@@ -9,6 +9,7 @@
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1` or `N@phase2`: the N-th device allocation in that phase fails once (tests) | unset |
+//! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference) or `gpu` (on the device, under the compute lock) | `cpu` |
 
 use crate::error::{Error, Result};
 
@@ -43,6 +44,9 @@ pub struct Settings {
     pub vram_limit: Option<usize>,
     /// `SUPRASEAL_C2_FAULT_ALLOC`: (N ≥ 1, phase).
     pub fault: Option<(u64, FaultPhase)>,
+    /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
+    /// the device (phase 2) instead of on the CPU thread.
+    pub g2_msm_on_device: bool,
 }
 
 const MIB: usize = 1 << 20;
@@ -64,9 +68,10 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
 }
 
 impl Default for Settings {
-    /// Every switch at its default (two locks, pre-staging on, 512 MiB margin).
+    /// Every switch at its default (two locks, pre-staging on, 512 MiB margin,
+    /// G2 MSMs on the CPU).
     fn default() -> Self {
-        Settings { locks: LockMode::Two, prestage: true, vram_margin: 512 * MIB, vram_limit: None, fault: None }
+        Settings { locks: LockMode::Two, prestage: true, vram_margin: 512 * MIB, vram_limit: None, fault: None, g2_msm_on_device: false }
     }
 }
 
@@ -91,6 +96,11 @@ impl Settings {
             Some("off") => false,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {v:?} but must be on or off"))),
         };
+        let g2_msm_on_device = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
+            None | Some("cpu") => false,
+            Some("gpu") => true,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {v:?} but must be cpu or gpu"))),
+        };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1 or N@phase2 (N ≥ 1)"));
@@ -110,6 +120,7 @@ impl Settings {
             vram_margin: mib(&var, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
+            g2_msm_on_device,
         })
     }
 
@@ -130,7 +141,7 @@ mod tests {
 
     #[test]
     fn effective_free_models_a_smaller_card() {
-        let s = Settings { locks: LockMode::Two, prestage: true, vram_margin: 0, vram_limit: Some(16 << 30), fault: None };
+        let s = Settings { vram_margin: 0, vram_limit: Some(16 << 30), ..Settings::default() };
         // 141 GiB card with 10 GiB in use behaves like a 16 GiB card with 10 GiB in use.
         assert_eq!(s.effective_free(131 << 30, 141 << 30), 6 << 30);
         // Limit above what is in use but real free smaller: the real value wins.
@@ -148,18 +159,22 @@ mod tests {
     #[test]
     fn defaults_and_every_switch_parse() {
         let d = parse(&[]).unwrap();
-        assert_eq!((d.locks, d.prestage, d.vram_margin, d.vram_limit, d.fault), (LockMode::Two, true, 512 << 20, None, None));
+        assert_eq!(
+            (d.locks, d.prestage, d.vram_margin, d.vram_limit, d.fault, d.g2_msm_on_device),
+            (LockMode::Two, true, 512 << 20, None, None, false)
+        );
         let s = parse(&[
             ("SUPRASEAL_C2_LOCKS", "Single"),
             ("SUPRASEAL_C2_PRESTAGE", "off"),
             ("SUPRASEAL_C2_VRAM_MARGIN_MB", "0"),
             ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16384"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "3@phase2"),
+            ("SUPRASEAL_C2_G2_MSM", "GPU"),
         ])
         .unwrap();
         assert_eq!(
-            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault),
-            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)))
+            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device),
+            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true)
         );
     }
 
@@ -173,6 +188,7 @@ mod tests {
             ("SUPRASEAL_C2_FAULT_ALLOC", "0@phase1"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "2@phase3"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "2"),
+            ("SUPRASEAL_C2_G2_MSM", "fpga"),
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, crate::error::code::EINVAL);

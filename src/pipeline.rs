@@ -13,7 +13,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use blstrs::{G1Projective, Scalar};
+use blstrs::{G1Projective, G2Projective, Scalar};
+use group::Group;
 
 use crate::abi::exports::srs_arc;
 use crate::abi::types::{fr_t, groth16_proof, CAssignment, SRS};
@@ -285,9 +286,10 @@ fn record(report: CallReport) {
 /// Phases 0–3 of DESIGN §5 for a validated batch on `backend`, with `locks`.
 ///
 /// Phase 0 (no lock): pin a/b/c; start the CPU thread (split-MSM plans, then
-/// B′ in G2). Phase 1 (memory lock): pre-stage or decide fallback. Phase 2
-/// (compute lock): quotient and H-MSM per circuit, then (once the plans are
-/// ready) the G1 batch additions and tails; `end_compute`. Phase 3 (no lock):
+/// the G2 MSMs of B′). Phase 1 (memory lock): pre-stage or decide fallback.
+/// Phase 2 (compute lock): quotient and H-MSM per circuit, then (once the
+/// plans are ready) the G1 batch additions and tails and the G2 batch
+/// addition (and the G2 MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
 /// unpin, join the CPU thread. The memory lock is released before the compute
 /// lock is requested, so no call ever holds both.
 pub fn prove<B: Backend + ?Sized>(
@@ -331,8 +333,10 @@ pub fn prove<B: Backend + ?Sized>(
                 let plans = Arc::new(Plans::prepare(srs, batch));
                 let prep = t.elapsed();
                 let _ = tx.send(plans.clone());
+                // The G2 MSMs of B′ (DESIGN §4: on CPU threads, beside the
+                // GPU), unless the backend runs them on the device in phase 2.
                 let t = Instant::now();
-                let g2 = groth16::g2_sums(backend, srs, &plans);
+                let g2 = (!backend.g2_msm_on_device()).then(|| groth16::g2_msms(backend, srs, &plans));
                 (g2, prep, t.elapsed())
             })
         });
@@ -350,8 +354,16 @@ pub fn prove<B: Backend + ?Sized>(
     };
     report.times.prep = prep;
     report.times.g2 = g2_time;
-    let result = g1.and_then(|g1| {
-        Ok(g1.into_iter().zip(g2?).map(|((h, l, a, b_g1), b_g2)| Intermediates { h, l, a, b_g1, b_g2 }).collect())
+    let result = g1.and_then(|sums| {
+        let g2_msms = g2.transpose()?;
+        Ok(sums
+            .into_iter()
+            .enumerate()
+            .map(|(ci, (h, l, a, b_g1, b_g2))| {
+                let b_g2 = b_g2 + g2_msms.as_ref().map_or(G2Projective::identity(), |m| m[ci]);
+                Intermediates { h, l, a, b_g1, b_g2 }
+            })
+            .collect())
     });
     if let Err(e) = &result {
         report.error = Some(e.to_string());
@@ -359,7 +371,7 @@ pub fn prove<B: Backend + ?Sized>(
     (result, report)
 }
 
-/// Runs `f` (the CPU thread's split-MSM plans and G2 sums) on the library's
+/// Runs `f` (the CPU thread's split-MSM plans and G2 MSMs) on the library's
 /// own rayon pool, so that it makes progress when the caller is itself a
 /// worker of the global pool: phase 2 waits for the plans while holding the
 /// compute lock, and if the plans' parallel work were queued on the global
@@ -377,7 +389,10 @@ fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-type G1Sums = (G1Projective, G1Projective, G1Projective, G1Projective);
+/// What phase 2 computes per circuit: H, L, A′, B′ in G1, and the part of B′
+/// in G2 made under the compute lock (the batch addition, plus the MSMs when
+/// they run on the device).
+type DeviceSums = (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective);
 
 /// Phases 1 and 2: the lock holds of one call.
 #[allow(clippy::too_many_arguments)]
@@ -390,7 +405,7 @@ fn locked_phases<B: Backend + ?Sized>(
     inputs: &[Abc<'_>],
     plans: mpsc::Receiver<Arc<Plans<'_>>>,
     report: &mut CallReport,
-) -> Result<Vec<G1Sums>> {
+) -> Result<Vec<DeviceSums>> {
     let n = srs.domain_size();
     // Read for the report before any lock: a driver query can wait behind
     // other threads' driver calls (~0.1 s seen on the H200 at 2^24), and the
@@ -441,7 +456,16 @@ fn locked_phases<B: Backend + ?Sized>(
             }
             let plans = plans_ready.as_deref().expect("set above");
             let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
-            out.push((h, l, a, b1));
+            let t = Instant::now();
+            let b2 = groth16::g2_batch(backend, plans, ci)?;
+            times.batch_add += t.elapsed();
+            out.push((h, l, a, b1, b2));
+        }
+        if backend.g2_msm_on_device() {
+            let t = Instant::now();
+            let msms = groth16::g2_msms(backend, srs, plans_ready.as_deref().expect("set in the loop"))?;
+            times.tails += t.elapsed();
+            out.iter_mut().zip(msms).for_each(|(o, m)| o.4 += m);
         }
         Ok(out)
     })();

@@ -1,10 +1,11 @@
 //! GPU vs CPU, bit for bit, on fresh random inputs: NTTs (forward, inverse,
-//! coset; every size 2^10..2^24), G1 MSM (random, mostly 0/1, zero scalars,
-//! bases at infinity, repeated bases), G1 batch addition, and the quotient.
+//! coset; every size 2^10..2^24), G1 and G2 MSM (random, mostly 0/1, zero
+//! scalars, bases at infinity, repeated bases), G1 and G2 batch addition, and
+//! the quotient.
 //! Without a usable GPU every test prints why it is skipped and passes.
 //! `GPU_TEST_MAX_LOG` (default 24) caps the largest size.
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, SeedableRng};
@@ -37,23 +38,42 @@ fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
 
 /// Random-looking bases cheaply: per chunk, a random start point plus
 /// multiples of a random step, normalized in one batch.
-fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+fn random_points<P: Curve<AffineRepr = A> + Send, A: PrimeCurveAffine + Send + Copy>(n: usize, seed: u64) -> Vec<A> {
     (0..n.div_ceil(4096))
         .into_par_iter()
         .flat_map_iter(|c| {
             let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0xba5e ^ (c as u64) << 20);
             let len = 4096.min(n - c * 4096);
-            let step = G1Projective::random(&mut rng);
-            let mut p = G1Projective::random(&mut rng);
-            let proj: Vec<G1Projective> = (0..len)
+            let step = P::random(&mut rng);
+            let mut p = P::random(&mut rng);
+            let proj: Vec<P> = (0..len)
                 .map(|_| {
                     p += step;
                     p
                 })
                 .collect();
-            let mut out = vec![G1Affine::identity(); len];
-            G1Projective::batch_normalize(&proj, &mut out);
+            let mut out = vec![A::identity(); len];
+            P::batch_normalize(&proj, &mut out);
             out
+        })
+        .collect()
+}
+
+fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+    random_points::<G1Projective, G1Affine>(n, seed)
+}
+
+fn random_g2_bases(n: usize, seed: u64) -> Vec<G2Affine> {
+    random_points::<G2Projective, G2Affine>(n, seed)
+}
+
+/// Mostly 0/1 scalars with a few random ones (a hash circuit's aux values).
+fn mostly_bits(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+    (0..n)
+        .map(|_| match rng.gen_range(0..100) {
+            0..=48 => Scalar::ZERO,
+            49..=97 => Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
         })
         .collect()
 }
@@ -122,14 +142,7 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     let n = 1usize << lg;
     let mut rng = ChaCha20Rng::seed_from_u64(s + 7);
     let mut bases = random_bases(n, s + 3);
-    // Mostly 0/1 scalars with a few random ones.
-    let mostly_bits: Vec<Scalar> = (0..n)
-        .map(|_| match rng.gen_range(0..100) {
-            0..=48 => Scalar::ZERO,
-            49..=97 => Scalar::ONE,
-            _ => Scalar::random(&mut rng),
-        })
-        .collect();
+    let mostly_bits = mostly_bits(n, &mut rng);
     let zeros = vec![Scalar::ZERO; n];
     let random = random_scalars(n, s + 9);
     // Bases at infinity and repeated bases.
@@ -164,10 +177,58 @@ fn gpu_batch_addition_matches_cpu() {
         let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
         let want = cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap);
         assert_eq!(gpu.backend().batch_add_g1(&bases, &bitmap).unwrap(), want, "G1 batch addition 2^{lg} - 7");
-        let g2: Vec<blstrs::G2Affine> = (0..1000).map(|_| blstrs::G2Projective::random(&mut rng).to_affine()).collect();
+        let mut g2 = random_g2_bases(n, s + 50 + lg as u64);
+        g2[3] = G2Affine::identity();
+        g2[10] = g2[9];
         let want2 = cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap);
-        assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), want2, "G2 batch addition");
+        assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), want2, "G2 batch addition 2^{lg} - 7");
+        eprintln!("batch addition 2^{lg} - 7: G1 and G2 match");
     }
+    // Every bit set on one repeated base: doublings all the way.
+    let same = vec![random_g2_bases(1, s + 77)[0]; 1000];
+    let all = vec![u64::MAX; 1000usize.div_ceil(64)];
+    let want = G2Projective::from(same[0]) * Scalar::from(1000u64);
+    assert_eq!(gpu.backend().batch_add_g2(&same, &all).unwrap(), want, "G2 batch addition of one repeated base");
+}
+
+#[test]
+fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
+    let gpu = match supraseal_c2::gpu::GpuBackendHandle::open_with(
+        0,
+        supraseal_c2::config::Settings { g2_msm_on_device: true, ..Default::default() },
+    ) {
+        Ok(g) => g,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    assert!(gpu.backend().g2_msm_on_device());
+    let s = seed();
+    for lg in (10..=max_log().min(20)).step_by(2) {
+        let n = 1usize << lg;
+        let bases = random_g2_bases(n, s + lg as u64);
+        let scalars = random_scalars(n, s + 200 + lg as u64);
+        let want = cpu_msm::msm::<cpu_msm::G2>(&bases, &scalars);
+        assert_eq!(gpu.backend().msm_g2(&bases, &scalars).unwrap(), want, "G2 MSM 2^{lg}, random scalars");
+        eprintln!("G2 MSM 2^{lg} random scalars: match");
+    }
+    let n = 1usize << 14.min(max_log());
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 8);
+    let mut bases = random_g2_bases(n, s + 4);
+    for i in (0..n).step_by(17) {
+        bases[i] = G2Affine::identity();
+    }
+    for i in (5..n).step_by(13) {
+        bases[i] = bases[i - 5];
+    }
+    let zeros = vec![Scalar::ZERO; n];
+    for (name, sc) in [("mostly 0/1", mostly_bits(n, &mut rng)), ("all zero", zeros.clone()), ("random, infinity + repeated bases", random_scalars(n, s + 10))] {
+        let want = cpu_msm::msm::<cpu_msm::G2>(&bases, &sc);
+        assert_eq!(gpu.backend().msm_g2(&bases, &sc).unwrap(), want, "G2 MSM {n}, {name}");
+        eprintln!("G2 MSM {n} {name}: match");
+    }
+    assert!(bool::from(gpu.backend().msm_g2(&bases, &zeros).unwrap().is_identity()));
 }
 
 #[test]

@@ -31,13 +31,18 @@ const KERNELS: &[&str] = &[
     "fr_quotient_pointwise",
     "fr_from_montgomery",
     "g1_batch_add",
+    "g2_batch_add",
     "g1_reduce_groups",
+    "g2_reduce_groups",
     "msm_histogram",
     "msm_scan",
     "msm_scatter",
-    "msm_accumulate",
-    "msm_fixup",
-    "msm_bucket_segments",
+    "msm_accumulate_g1",
+    "msm_accumulate_g2",
+    "msm_fixup_g1",
+    "msm_fixup_g2",
+    "msm_bucket_segments_g1",
+    "msm_bucket_segments_g2",
 ];
 
 /// Converts a driver error into our error: the CUDA error number as code and

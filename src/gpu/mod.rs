@@ -5,8 +5,9 @@
 //! kernel module and converts driver errors; [`ntt`] and [`msm`] drive the
 //! kernels; [`stage`] pins and pre-stages a call's inputs (phases 0, 1, 3 of
 //! DESIGN §5); [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
-//! the G1 MSMs and G1 batch addition run on the device; G2 work (the B′ MSM
-//! and batch addition) stays on CPU threads, as in the reference.
+//! the G1 MSMs and the batch additions (G1 and G2) run on the device; the G2
+//! MSMs of B′ stay on CPU threads, as in the reference, unless
+//! `SUPRASEAL_C2_G2_MSM=gpu` moves them to the device.
 
 #[cfg(supraseal_gpu)]
 pub mod device;
@@ -199,20 +200,28 @@ impl crate::backend::Backend for GpuBackend {
         self.exec.stream.synchronize().map_err(device::cuda_err("synchronize after the quotient"))?;
         let ntt_time = t.elapsed();
         let t = std::time::Instant::now();
-        let h = msm::msm_g1_device_scalars(&self.exec, bases, coeffs)?;
+        let h = msm::msm_device_scalars::<msm::G1>(&self.exec, bases, coeffs)?;
         Ok((h, ntt_time, t.elapsed()))
     }
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<blstrs::G1Projective> {
-        msm::msm_g1(&self.exec, bases, scalars)
+        msm::msm::<msm::G1>(&self.exec, bases, scalars)
     }
+    fn g2_msm_on_device(&self) -> bool {
+        self.exec.settings.g2_msm_on_device
+    }
+    /// On the CPU (rayon, blst) unless `SUPRASEAL_C2_G2_MSM=gpu`.
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<blstrs::G2Projective> {
-        Ok(crate::cpu::msm::msm::<crate::cpu::msm::G2>(bases, scalars))
+        if self.g2_msm_on_device() {
+            msm::msm::<msm::G2>(&self.exec, bases, scalars)
+        } else {
+            Ok(crate::cpu::msm::msm::<crate::cpu::msm::G2>(bases, scalars))
+        }
     }
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<blstrs::G1Projective> {
-        msm::batch_add_g1(&self.exec, bases, bitmap)
+        msm::batch_add::<msm::G1>(&self.exec, bases, bitmap)
     }
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<blstrs::G2Projective> {
-        Ok(crate::cpu::msm::batch_add::<crate::cpu::msm::G2>(bases, bitmap))
+        msm::batch_add::<msm::G2>(&self.exec, bases, bitmap)
     }
 }
 
@@ -240,17 +249,21 @@ pub struct GpuBackendHandle {
 }
 
 impl GpuBackendHandle {
-    /// Opens device `ordinal`; `Err` carries the reason there is none.
+    /// Opens device `ordinal` with the default settings; `Err` carries the
+    /// reason there is none.
     pub fn open(ordinal: usize) -> std::result::Result<Self, String> {
+        Self::open_with(ordinal, crate::config::Settings::default())
+    }
+
+    /// Opens device `ordinal` with `settings` (e.g. `g2_msm_on_device`).
+    pub fn open_with(ordinal: usize, settings: crate::config::Settings) -> std::result::Result<Self, String> {
         #[cfg(supraseal_gpu)]
         {
-            GpuBackend::new(ordinal, crate::config::Settings::default())
-                .map(|inner| GpuBackendHandle { inner })
-                .map_err(|e| e.message)
+            GpuBackend::new(ordinal, settings).map(|inner| GpuBackendHandle { inner }).map_err(|e| e.message)
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = ordinal;
+            let _ = (ordinal, settings);
             Err("this build has no GPU kernels (nvcc was not found at build time)".into())
         }
     }

@@ -1,19 +1,17 @@
-//! G1 MSM and G1 batch addition on the GPU (kernels in cuda/msm.cu and
-//! cuda/batch_add.cu). Results come back as Jacobian points (blst's
-//! `blst_p1` layout) and are combined on the host.
+//! MSM and batch addition in G1 and G2 on the GPU (kernels in cuda/msm.cu
+//! and cuda/batch_add.cu, one instantiation per group). Results come back as
+//! Jacobian points (blst's `blst_p1` / `blst_p2` layouts) and are combined on
+//! the host.
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use group::Group;
 
 use super::device::{cuda_err, grid, Exec};
-use super::limbs;
+use super::{limbs, Limbs};
 use crate::error::Result;
 
-/// u64 words per device point: xyzz (4 × 48 bytes) and Jacobian (3 × 48).
-const XYZZ_WORDS: usize = 24;
-const JAC_WORDS: usize = 18;
-/// Threads per block of g1_reduce_groups (REDUCE_THREADS in cuda/common.cuh).
+/// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/common.cuh).
 const REDUCE_THREADS: u32 = 128;
 /// Sorted points per accumulation thread, and buckets per segment.
 const K: u32 = 32;
@@ -21,49 +19,100 @@ const SEGMENT: u32 = 32;
 /// Points per batch-addition thread.
 const BATCH_CHUNK: usize = 256;
 
-/// Jacobian points from the device as blstrs projective points.
-fn jacobians(words: &[u64]) -> Vec<G1Projective> {
-    words
-        .chunks_exact(JAC_WORDS)
-        .map(|w| {
-            let mut p = blst::blst_p1::default();
-            p.x.l.copy_from_slice(&w[0..6]);
-            p.y.l.copy_from_slice(&w[6..12]);
-            p.z.l.copy_from_slice(&w[12..18]);
-            // SAFETY: G1Projective is repr(transparent) over blst_p1 (Jacobian, Montgomery).
-            unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(p) }
-        })
-        .collect()
+/// A group the kernels are instantiated for: its host types, the sizes of
+/// its device points in u64 words and its kernel names.
+pub trait DeviceGroup {
+    /// Affine bases as blst stores them (infinity all zero).
+    type Affine: Limbs + Sync;
+    /// Host projective points (blst Jacobian).
+    type Projective: Group + Copy;
+    /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
+    const XYZZ_WORDS: usize;
+    const JAC_WORDS: usize;
+    const BATCH_ADD: &'static str;
+    const REDUCE: &'static str;
+    const ACCUMULATE: &'static str;
+    const FIXUP: &'static str;
+    const SEGMENTS: &'static str;
+    /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
+    fn from_jacobian(words: &[u64]) -> Self::Projective;
+}
+
+/// G1: coordinates in Fp (6 words).
+pub struct G1;
+/// G2: coordinates in Fq2 = Fp[u]/(u² + 1), c0 then c1 (12 words).
+pub struct G2;
+
+impl DeviceGroup for G1 {
+    type Affine = G1Affine;
+    type Projective = G1Projective;
+    const XYZZ_WORDS: usize = 24;
+    const JAC_WORDS: usize = 18;
+    const BATCH_ADD: &'static str = "g1_batch_add";
+    const REDUCE: &'static str = "g1_reduce_groups";
+    const ACCUMULATE: &'static str = "msm_accumulate_g1";
+    const FIXUP: &'static str = "msm_fixup_g1";
+    const SEGMENTS: &'static str = "msm_bucket_segments_g1";
+    fn from_jacobian(w: &[u64]) -> G1Projective {
+        let mut p = blst::blst_p1::default();
+        p.x.l.copy_from_slice(&w[0..6]);
+        p.y.l.copy_from_slice(&w[6..12]);
+        p.z.l.copy_from_slice(&w[12..18]);
+        // SAFETY: G1Projective is repr(transparent) over blst_p1 (Jacobian, Montgomery).
+        unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(p) }
+    }
+}
+
+impl DeviceGroup for G2 {
+    type Affine = G2Affine;
+    type Projective = G2Projective;
+    const XYZZ_WORDS: usize = 48;
+    const JAC_WORDS: usize = 36;
+    const BATCH_ADD: &'static str = "g2_batch_add";
+    const REDUCE: &'static str = "g2_reduce_groups";
+    const ACCUMULATE: &'static str = "msm_accumulate_g2";
+    const FIXUP: &'static str = "msm_fixup_g2";
+    const SEGMENTS: &'static str = "msm_bucket_segments_g2";
+    fn from_jacobian(w: &[u64]) -> G2Projective {
+        let mut p = blst::blst_p2::default();
+        for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {
+            fp2.fp[0].l.copy_from_slice(&w[12 * k..12 * k + 6]);
+            fp2.fp[1].l.copy_from_slice(&w[12 * k + 6..12 * k + 12]);
+        }
+        // SAFETY: G2Projective is repr(transparent) over blst_p2 (Jacobian, Montgomery).
+        unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(p) }
+    }
 }
 
 /// Sums `groups` groups of `per_group` xyzz points into Jacobian points.
-fn reduce(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G1Projective>> {
-    let mut out = gpu.zeros::<u64>(JAC_WORDS * groups, "alloc reduce output")?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("g1_reduce_groups"));
+fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G::Projective>> {
+    let mut out = gpu.zeros::<u64>(G::JAC_WORDS * groups, "alloc reduce output")?;
+    let mut b = gpu.stream.launch_builder(gpu.kernel(G::REDUCE));
     b.arg(points).arg(&per_group).arg(&mut out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: (const g1_xyzz_t*, size_t, g1_jacobian_t*); groups*per_group points in, groups out.
-    unsafe { b.launch(cfg) }.map_err(cuda_err("g1_reduce_groups"))?;
-    Ok(jacobians(&gpu.download(&out, "download reduced points")?))
+    // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out.
+    unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE))?;
+    Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
 }
 
-/// Σ bases[i] over set bits of `bitmap`.
-pub fn batch_add_g1(gpu: &Exec, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
+/// Σ bases[i] over set bits of `bitmap` (u64 words, bit i of word i/64;
+/// at least bases.len() bits).
+pub fn batch_add<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
     let n = bases.len();
     if n == 0 {
-        return Ok(G1Projective::identity());
+        return Ok(G::Projective::identity());
     }
     let d_bases = gpu.upload(limbs(bases), "upload batch-add bases")?;
     let d_bits = gpu.upload(&bitmap[..n.div_ceil(64)], "upload bitmap")?;
     // One partial per launched thread; threads past the end sum nothing.
     let threads = n.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-    let mut partials = gpu.zeros::<u64>(XYZZ_WORDS * threads, "alloc batch-add partials")?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("g1_batch_add"));
+    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * threads, "alloc batch-add partials")?;
+    let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
     b.arg(&d_bases).arg(&d_bits).arg(&n).arg(&BATCH_CHUNK).arg(&mut partials);
-    // SAFETY: (const g1_affine_t*, const uint64_t*, size_t, size_t, g1_xyzz_t*); the grid
+    // SAFETY: (const affine_t*, const uint64_t*, size_t, size_t, xyzz_t*); the grid
     // has exactly `threads` threads and partials one slot each.
-    unsafe { b.launch(grid(threads)) }.map_err(cuda_err("g1_batch_add"))?;
-    Ok(reduce(gpu, &partials, threads, 1)?[0])
+    unsafe { b.launch(grid(threads)) }.map_err(cuda_err(G::BATCH_ADD))?;
+    Ok(reduce::<G>(gpu, &partials, threads, 1)?[0])
 }
 
 /// Window width for n points: wider windows for bigger inputs, at most 16 bits.
@@ -72,24 +121,24 @@ fn window_bits(n: usize) -> u32 {
     lg.saturating_sub(3).clamp(4, 16)
 }
 
-/// Σ scalars[i]·bases[i] (scalars in Montgomery form).
-pub fn msm_g1(gpu: &Exec, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
-    assert_eq!(bases.len(), scalars.len(), "msm_g1: bases vs scalars");
+/// Σ scalars[i]·bases[i] (equal lengths, scalars in Montgomery form).
+pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
+    assert_eq!(bases.len(), scalars.len(), "msm: bases vs scalars");
     if bases.is_empty() {
-        return Ok(G1Projective::identity());
+        return Ok(G::Projective::identity());
     }
     let d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-    msm_g1_device_scalars(gpu, bases, d_scalars)
+    msm_device_scalars::<G>(gpu, bases, d_scalars)
 }
 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// consumed, converted in place).
-pub fn msm_g1_device_scalars(gpu: &Exec, bases: &[G1Affine], mut d_scalars: CudaSlice<u64>) -> Result<G1Projective> {
+pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], mut d_scalars: CudaSlice<u64>) -> Result<G::Projective> {
     let n = bases.len();
-    assert!(d_scalars.len() >= 4 * n, "msm_g1: bases vs device scalars");
+    assert!(d_scalars.len() >= 4 * n, "msm: bases vs device scalars");
     if n == 0 {
-        return Ok(G1Projective::identity());
+        return Ok(G::Projective::identity());
     }
     let c = window_bits(n);
     let nb = 1u32 << c;
@@ -108,13 +157,13 @@ pub fn msm_g1_device_scalars(gpu: &Exec, bases: &[G1Affine], mut d_scalars: Cuda
     let mut cursors = gpu.zeros::<u32>(nb as usize, "alloc cursors")?;
     let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
     let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
-    let mut buckets = gpu.zeros::<u64>(XYZZ_WORDS * nb as usize, "alloc buckets")?;
+    let mut buckets = gpu.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc buckets")?;
     let padded_threads = threads.div_ceil(256) * 256;
-    let mut heads = gpu.zeros::<u64>(XYZZ_WORDS * padded_threads, "alloc heads")?;
-    let mut tails = gpu.zeros::<u64>(XYZZ_WORDS * padded_threads, "alloc tails")?;
+    let mut heads = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc heads")?;
+    let mut tails = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc tails")?;
     let mut head_keys = gpu.zeros::<u32>(padded_threads, "alloc head keys")?;
     let mut tail_keys = gpu.zeros::<u32>(padded_threads, "alloc tail keys")?;
-    let mut seg_out = gpu.zeros::<u64>(XYZZ_WORDS * segments as usize, "alloc segment sums")?;
+    let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * segments as usize, "alloc segment sums")?;
     let mut window_sums = Vec::with_capacity(windows as usize);
 
     for w in 0..windows {
@@ -137,7 +186,7 @@ pub fn msm_g1_device_scalars(gpu: &Exec, bases: &[G1Affine], mut d_scalars: Cuda
         // at most n positions are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
 
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_accumulate"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::ACCUMULATE));
         l.arg(&d_bases)
             .arg(&idx)
             .arg(&keys)
@@ -151,22 +200,22 @@ pub fn msm_g1_device_scalars(gpu: &Exec, bases: &[G1Affine], mut d_scalars: Cuda
             .arg(&mut tails)
             .arg(&mut tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-        unsafe { l.launch(grid(threads)) }.map_err(cuda_err("msm_accumulate"))?;
+        unsafe { l.launch(grid(threads)) }.map_err(cuda_err(G::ACCUMULATE))?;
 
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_fixup"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
         l.arg(&mut buckets).arg(&starts).arg(&nb).arg(&K).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket.
-        unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err("msm_fixup"))?;
+        unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
 
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_bucket_segments"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
         l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&mut seg_out);
         // SAFETY: kernel signature in cuda/msm.cu; `segments` outputs.
-        unsafe { l.launch(grid(segments as usize)) }.map_err(cuda_err("msm_bucket_segments"))?;
+        unsafe { l.launch(grid(segments as usize)) }.map_err(cuda_err(G::SEGMENTS))?;
 
-        window_sums.push(reduce(gpu, &seg_out, segments as usize, 1)?[0]);
+        window_sums.push(reduce::<G>(gpu, &seg_out, segments as usize, 1)?[0]);
     }
     // Σ_w 2^(c·w)·W_w by Horner from the top window.
-    let mut acc = G1Projective::identity();
+    let mut acc = G::Projective::identity();
     for w in window_sums.iter().rev() {
         for _ in 0..c {
             acc = acc.double();

@@ -2,8 +2,9 @@
 //!
 //! Per call: the split-MSM [`Plans`] for L, A-aux and B-aux are prepared once
 //! for all circuits ([`split`]); then per circuit the quotient and H
-//! ([`h_sum`]), the G1 sums L, A′, B′ ([`g1_sums`]) and B′ in G2
-//! ([`g2_sums`]) produce the [`Intermediates`], and the [`epilogue`] turns
+//! ([`h_sum`]), the G1 sums L, A′, B′ ([`g1_sums`]) and B′ in G2 (its batch
+//! addition [`g2_batch`] and its MSMs [`g2_msms`]) produce the
+//! [`Intermediates`], and the [`epilogue`] turns
 //! them into a proof with that circuit's r and s. [`crate::pipeline`] decides
 //! which thread and which lock each piece runs under.
 
@@ -51,11 +52,13 @@ pub struct PhaseTimes {
     pub ntt: Duration,
     /// The MSM over the h bases.
     pub h_msm: Duration,
-    /// G1 batch additions (L, A′, B′ split paths).
+    /// Batch additions (G1: L, A′, B′ split paths; G2: B′), in phase 2.
     pub batch_add: Duration,
-    /// G1 tail MSMs, plain MSMs and input MSMs (L, A′, B′).
+    /// G1 tail MSMs, plain MSMs and input MSMs (L, A′, B′), and the G2 MSMs
+    /// of B′ when they run on the device (`SUPRASEAL_C2_G2_MSM=gpu`).
     pub tails: Duration,
-    /// B′ in G2 (input MSM, batch addition and tail), on the CPU thread.
+    /// The G2 MSMs of B′ (input MSM and tail) on the CPU thread (zero when
+    /// they run on the device).
     pub g2: Duration,
     /// Phase 3: waiting for the streams and unpinning.
     pub unpin: Duration,
@@ -78,16 +81,29 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     }
 
     /// Σ for circuit `c`, with `batch_add` and `msm` from the backend.
-    fn sum<P: std::ops::Add<Output = P>>(
+    fn sum<P: group::Group>(
         &self,
         c: usize,
         batch_add: impl Fn(&[A], &[u64]) -> Result<P>,
         msm: impl Fn(&[A], &[Scalar]) -> Result<P>,
     ) -> Result<P> {
+        Ok(self.batch_part(c, batch_add)? + self.msm_part(c, msm)?)
+    }
+
+    /// The batch-addition part of circuit `c`'s sum (the bases of its 1
+    /// scalars); the identity when the plan is not split.
+    fn batch_part<P: group::Group>(&self, c: usize, batch_add: impl Fn(&[A], &[u64]) -> Result<P>) -> Result<P> {
         match &self.plan {
-            MsmPlan::Split { ones, tail_scalars, .. } => {
-                Ok(batch_add(self.bases, &ones[c])? + msm(&self.tail_bases, &tail_scalars[c])?)
-            }
+            MsmPlan::Split { ones, .. } => batch_add(self.bases, &ones[c]),
+            MsmPlan::Plain { .. } => Ok(P::identity()),
+        }
+    }
+
+    /// The MSM part of circuit `c`'s sum: the tail, or every base when the
+    /// plan is not split.
+    fn msm_part<P>(&self, c: usize, msm: impl Fn(&[A], &[Scalar]) -> Result<P>) -> Result<P> {
+        match &self.plan {
+            MsmPlan::Split { tail_scalars, .. } => msm(&self.tail_bases, &tail_scalars[c]),
             MsmPlan::Plain { scalars } => msm(self.bases, &scalars[c]),
         }
     }
@@ -140,14 +156,22 @@ impl<'a> Plans<'a> {
     }
 }
 
-/// B′ in G2 of every circuit (the CPU thread's work after the plans).
-pub fn g2_sums<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>) -> Result<Vec<G2Projective>> {
+/// The MSM parts of B′ in G2 of every circuit: the B-input MSM plus the aux
+/// tail MSM (or the whole aux MSM when the plan is not split). Runs on the
+/// CPU thread after the plans (DESIGN §4), or in phase 2 when the backend
+/// runs G2 MSMs on the device.
+pub fn g2_msms<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>) -> Result<Vec<G2Projective>> {
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
-    let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
     let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
     (0..plans.b_inp.len())
-        .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.sum(ci, g2_add, g2_msm)?))
+        .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?))
         .collect()
+}
+
+/// The batch-addition part of B′ in G2 of circuit `ci` (the identity when the
+/// B plan is not split); phase 2, where the GPU backend runs it on the device.
+pub fn g2_batch<B: Backend + ?Sized>(backend: &B, plans: &Plans<'_>, ci: usize) -> Result<G2Projective> {
+    plans.b2.batch_part(ci, |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m))
 }
 
 /// H = Σ t_i·h_i of one circuit: the quotient (from `staged` when phase 1
