@@ -305,6 +305,18 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
                     c.stage_detail.as_deref().unwrap_or("-")
                 );
             }
+            let long: Vec<_> = r.reports.iter().filter(|c| c.mem.is_some_and(|s| s.hold().as_millis() > 20)).collect();
+            for c in long.iter().take(6) {
+                eprintln!(
+                    "  memory-lock hold over 20 ms ({mode}, W={w}): {:.1} ms, another call computing: {}, pre-stage: {}",
+                    c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
+                    c.computing_at_stage.map_or("?", |b| if b { "yes" } else { "no" }),
+                    c.stage_detail.as_deref().unwrap_or("-")
+                );
+            }
+            if !long.is_empty() {
+                eprintln!("  ({} of {} memory-lock holds over 20 ms)", long.len(), r.reports.len());
+            }
             for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
                 eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
             }
