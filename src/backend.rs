@@ -42,7 +42,7 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Phase 0, once per key: page-locks the key's G1 query vectors so that
+    /// Phase 0, once per key: page-locks the key's query vectors (h, l, a, b_g1, b_g2) so that
     /// their uploads in phase 2 run at DMA speed. A failure is logged and the
     /// uploads stay pageable. Default: nothing to do.
     fn pin_key(&self, _srs: &crate::srs::Srs) {}

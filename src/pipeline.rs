@@ -226,9 +226,6 @@ pub struct CallReport {
     pub error: Option<String>,
     /// Phase 1 step by step ([`Backend::stage_detail`]), where measured.
     pub stage_detail: Option<String>,
-    /// Two-lock mode: whether another call held the compute lock when this
-    /// call asked for the memory lock (its hold then likely overlapped kernels).
-    pub computing_at_stage: Option<bool>,
 }
 
 impl CallReport {
@@ -261,7 +258,6 @@ impl CallReport {
             g2_ms = ms(t.g2),
             unpin_ms = ms(t.unpin),
             stage_detail = self.stage_detail.as_deref().unwrap_or(""),
-            computing_at_stage = ?self.computing_at_stage,
             error = self.error.as_deref().unwrap_or(""),
             "proving call"
         );
@@ -323,7 +319,6 @@ pub fn prove<B: Backend + ?Sized>(
         thread: std::thread::current().id(),
         error: None,
         stage_detail: None,
-        computing_at_stage: None,
     };
 
     // Phase 0.
@@ -426,11 +421,7 @@ fn locked_phases<B: Backend + ?Sized>(
     };
     let (admission, compute) = match settings.locks {
         LockMode::Two => {
-            // Read before the memory lock: a probe of the compute lock while
-            // holding the memory lock would hold both for an instant.
-            let computing = !locks.compute_is_free();
             let mem = locks.mem_timed();
-            report.computing_at_stage = Some(computing);
             let admission = stage(report);
             report.mem = Some(mem.release());
             (admission, locks.compute_timed())

@@ -33,7 +33,7 @@ pub const G2_BYTES: usize = 192;
 /// The proving key: the verifying-key points the epilogue needs and the five
 /// query vectors, all decoded to affine points in Montgomery form.
 pub struct Srs {
-    /// Page-locking of the G1 query vectors for GPU uploads (DESIGN §3:
+    /// Page-locking of the query vectors (h, l, a, b_g1, b_g2) for GPU uploads (DESIGN §3:
     /// points in pinned host memory when a GPU is in use), made once by the
     /// first GPU call (`gpu::stage`). Declared first so that it is dropped,
     /// unregistering the memory, before the vectors are freed.

@@ -232,6 +232,15 @@ fn proof_bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, std::mem::size_of_val(p)) }.to_vec()
 }
 
+/// Whether the memory-lock hold `m` of call `c` overlapped the compute-lock
+/// hold of another call in `all`.
+fn overlaps_compute(all: &[CallReport], c: &CallReport, m: supraseal_c2::locks::Span) -> bool {
+    all.iter()
+        .filter(|o| !std::ptr::eq(*o, c))
+        .filter_map(|o| o.compute)
+        .any(|k| k.acquired < m.released && m.acquired < k.released)
+}
+
 /// (p50, p99) in ms of `v` (nearest rank).
 fn pct(mut v: Vec<Duration>) -> (f64, f64) {
     if v.is_empty() {
@@ -305,12 +314,26 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
                     c.stage_detail.as_deref().unwrap_or("-")
                 );
             }
+            // The issue-4 measure: memory-lock holds that overlapped another
+            // call's compute-lock hold (kernels running), from the spans.
+            let during: Vec<&CallReport> =
+                r.reports.iter().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
+            let dp = pct(during.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
+            if !during.is_empty() {
+                eprintln!(
+                    "  memory-lock hold while another call held the compute lock ({mode}, W={w}): p50/p99 {:.1}/{:.1} ms over {} of {} calls",
+                    dp.0,
+                    dp.1,
+                    during.len(),
+                    r.reports.len()
+                );
+            }
             let long: Vec<_> = r.reports.iter().filter(|c| c.mem.is_some_and(|s| s.hold().as_millis() > 20)).collect();
             for c in long.iter().take(6) {
                 eprintln!(
-                    "  memory-lock hold over 20 ms ({mode}, W={w}): {:.1} ms, another call computing: {}, pre-stage: {}",
+                    "  memory-lock hold over 20 ms ({mode}, W={w}): {:.1} ms, during another call's compute: {}, pre-stage: {}",
                     c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
-                    c.computing_at_stage.map_or("?", |b| if b { "yes" } else { "no" }),
+                    if during.iter().any(|d| std::ptr::eq(*d, *c)) { "yes" } else { "no" },
                     c.stage_detail.as_deref().unwrap_or("-")
                 );
             }

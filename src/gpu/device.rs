@@ -63,6 +63,9 @@ pub struct Gpu {
     funcs: HashMap<&'static str, CudaFunction>,
     /// Proving calls in flight on this device (between backend creation and drop).
     pub active: AtomicUsize,
+    /// Calls in flight that have not finished phase 1 yet (the pre-stages
+    /// the pool should be ready for, see `GpuBackend::grow_stage_pool`).
+    pub awaiting_stage: AtomicUsize,
     /// The pool phase 1 allocates pre-stages from, apart from the default
     /// pool that phase 2 uses and trims: it keeps its memory while calls are
     /// in flight, so a phase 1 reuses a finished call's pre-stage instead of
@@ -88,7 +91,7 @@ impl Gpu {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
         let stage_pool = StagePool(Self::create_pool(ordinal)?);
-        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), stage_pool };
+        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), stage_pool };
         gpu.keep_pool_memory(gpu.pool()?)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
         Ok(gpu)

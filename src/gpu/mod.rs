@@ -84,6 +84,8 @@ pub struct GpuBackend {
     not_pinned: std::sync::Mutex<Option<String>>,
     /// Phase 1 step by step in ms (see `Backend::stage_detail`).
     stage_detail: std::sync::Mutex<String>,
+    /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
+    awaiting_stage: std::sync::atomic::AtomicBool,
 }
 
 #[cfg(supraseal_gpu)]
@@ -96,13 +98,22 @@ impl GpuBackend {
         let upload = gpu.new_stream()?;
         let exec = device::Exec::new(gpu, settings)?;
         exec.gpu.active.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        exec.gpu.awaiting_stage.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(GpuBackend {
             exec,
             upload,
             pins: Default::default(),
             not_pinned: Default::default(),
             stage_detail: Default::default(),
+            awaiting_stage: std::sync::atomic::AtomicBool::new(true),
         })
+    }
+
+    /// This call no longer waits for phase 1 (idempotent).
+    fn stage_done(&self) {
+        if self.awaiting_stage.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.exec.gpu.awaiting_stage.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// This call's compute stream on the device.
@@ -134,6 +145,7 @@ impl GpuBackend {
 #[cfg(supraseal_gpu)]
 impl Drop for GpuBackend {
     fn drop(&mut self) {
+        self.stage_done();
         self.unpin_inputs();
         // The last call in flight returns the pool's cache to the device.
         if self.exec.gpu.active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
@@ -164,7 +176,9 @@ impl crate::backend::Backend for GpuBackend {
     }
     fn prestage(&self, inputs: &[crate::backend::Abc<'_>], n: usize) -> crate::backend::Admission {
         let not_pinned = self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        self.prestage_inputs(inputs, n, not_pinned.as_deref())
+        let admission = self.prestage_inputs(inputs, n, not_pinned.as_deref());
+        self.stage_done();
+        admission
     }
     fn end_compute(&self) -> Result<()> {
         let gpu = &self.exec.gpu;

@@ -25,7 +25,7 @@ use crate::error::Result;
 /// Admission keeps this much free for whichever worker is computing.
 pub const COMPUTE_PEAK_BYTES_PER_ELEMENT: usize = 160;
 
-/// The key's G1 query vectors (h, l, a, b_g1), registered with
+/// The key's query vectors uploaded in phase 2 (h, l, a, b_g1, b_g2), registered with
 /// `CU_MEMHOSTREGISTER_PORTABLE` (pinned for every context); unregistered on
 /// drop, which [`Srs`](crate::srs::Srs) runs before freeing the vectors.
 struct PinnedKey {
@@ -44,7 +44,8 @@ impl Drop for PinnedKey {
 }
 
 /// Phase 0, once per key (later calls return at once; concurrent first calls
-/// wait for the one that registers). Registration pins ~96 B per point, a
+/// wait for the one that registers). Registration pins 96 B per G1 point and
+/// 192 B per G2 point, a
 /// one-time cost of about a second per few GB; where it fails (e.g.
 /// RLIMIT_MEMLOCK), the vectors registered so far stay pinned, the rest stay
 /// pageable and a warning is logged: uploads are then slower, not wrong.
@@ -56,8 +57,9 @@ pub(super) fn pin_key(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, srs: &c
             return Box::new(pinned);
         }
         let t = std::time::Instant::now();
-        for v in [&srs.h, &srs.l, &srs.a, &srs.b_g1].into_iter().filter(|v| !v.is_empty()) {
-            let (ptr, bytes) = (v.as_ptr() as *mut c_void, std::mem::size_of_val(v.as_slice()));
+        let g1 = [&srs.h, &srs.l, &srs.a, &srs.b_g1].map(|v| (v.as_ptr() as *mut c_void, std::mem::size_of_val(v.as_slice())));
+        let g2 = (srs.b_g2.as_ptr() as *mut c_void, std::mem::size_of_val(srs.b_g2.as_slice()));
+        for (ptr, bytes) in g1.into_iter().chain([g2]).filter(|&(_, bytes)| bytes > 0) {
             // SAFETY: the vector lives as long as `srs`, whose `host_pin`
             // (this registration) is dropped before the vector.
             let r = unsafe {
@@ -150,6 +152,7 @@ impl GpuBackend {
                 "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
             ));
         }
+        self.grow_stage_pool(3 * inputs.len(), n, avail - need - reserve, stage_cached);
         let mut staged = Vec::with_capacity(inputs.len());
         for abc in inputs {
             match self.stage_one(abc, n) {
@@ -160,6 +163,43 @@ impl GpuBackend {
             }
         }
         Admission::Staged(staged)
+    }
+
+    /// Readies the pre-stage pool for the calls queued behind this one.
+    ///
+    /// Growing the pool maps new device memory, and on the H200 a growth
+    /// while another call's kernels or copies ran took 20–150 ms, inside the
+    /// memory lock (session-4 bench: every memory-lock hold over 20 ms was a
+    /// first-time growth). So the call that finds the pool short grows it at
+    /// once for every call in flight that has not staged yet (assumed to be
+    /// of this call's shape: `own_vectors` vectors of `n` scalars): it
+    /// allocates the missing vectors and frees them on its upload stream
+    /// straight away (nothing is queued there yet, so the free completes at
+    /// once and any stream can reuse the memory). The pool keeps them ("never"
+    /// release threshold) until the device goes idle. At most `room` bytes
+    /// (free memory beyond this call's pre-stage and the compute reserve) are
+    /// taken; an allocation failure just ends the growth. Not counted by
+    /// `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked here instead).
+    fn grow_stage_pool(&self, own_vectors: usize, n: usize, room: usize, stage_cached: usize) {
+        let vec_bytes = 32 * n;
+        let waiting = self.exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
+        let spare = (stage_cached / vec_bytes).saturating_sub(own_vectors);
+        let missing = (waiting * own_vectors).saturating_sub(spare).min(room / vec_bytes);
+        if missing == 0 {
+            return;
+        }
+        let t = std::time::Instant::now();
+        let mut grown = Vec::with_capacity(missing);
+        for _ in 0..missing {
+            // SAFETY: never read; freed below without use.
+            match unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
+                Ok(d) => grown.push(d),
+                Err(_) => break,
+            }
+        }
+        let got = grown.len();
+        drop(grown);
+        self.step(&format!("grow x{got}"), t);
     }
 
     /// Appends "name ms" to this call's phase-1 detail.
