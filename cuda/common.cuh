@@ -134,5 +134,6 @@ static_assert(sizeof(xyzz_raw_t<fq2_t>) == sizeof(g2_xyzz_t), "G2 xyzz layout");
 static_assert(sizeof(g2_jacobian_t) == 288, "G2 Jacobian layout");
 
 // Reduction block size of the reduce_groups kernels (shared memory: 128
-// points, 48 KiB for G2).
+// points, 48 KiB for G2 — the static shared-memory limit, asserted here).
 #define REDUCE_THREADS 128
+static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups shared memory");

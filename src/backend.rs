@@ -105,6 +105,13 @@ pub trait Backend: Sync {
     /// Σ scalars[i]·bases[i] in G1 (equal lengths; scalars in Montgomery form).
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective>;
 
+    /// Whether [`Backend::batch_add_g2`] runs on the device, so that the
+    /// pipeline calls it in phase 2 (compute lock) instead of on the CPU
+    /// thread. Default: no.
+    fn g2_batch_on_device(&self) -> bool {
+        false
+    }
+
     /// Whether [`Backend::msm_g2`] runs on the device, so that the pipeline
     /// must call it under the compute lock (phase 2) instead of on the CPU
     /// thread. Default: no.

@@ -11,9 +11,11 @@
 //! 3. [`pipeline::prove`] runs DESIGN §5's phases on a [`backend::Backend`]
 //!    ([`cpu`] or [`gpu`]) with the lock handle ([`locks`]): phase 0 pins
 //!    a/b/c and starts a CPU thread for the split-MSM plans
-//!    ([`groth16::split`]) and B′ in G2; phase 1 pre-stages a/b/c on the
-//!    device under the memory lock (or decides the fallback); phase 2 runs
-//!    the NTTs, H-MSM, batch additions and tails under the compute lock;
+//!    ([`groth16::split`]) and the parts of B′ in G2 the backend keeps on the
+//!    CPU (the G2 MSMs by default); phase 1 pre-stages a/b/c on the device
+//!    under the memory lock (or decides the fallback); phase 2 runs the NTTs,
+//!    H-MSM, batch additions (G1, and G2 on the GPU) and tails under the
+//!    compute lock;
 //!    phase 3 unpins and joins. Switches: [`config`].
 //! 4. [`groth16::epilogue`] blinds with r and s and writes the proofs
 //!    ([`pipeline::Pending::finish`]); the split form runs this in `finalize`.

@@ -123,6 +123,9 @@ pub unsafe fn start(
     let gpus = if backend.name() == "gpu" { crate::gpu::device_count() } else { 1 };
     let devices = spread_devices(gpu_index, num_circuits, !gpu_mtx.is_null(), gpus);
     if devices.len() > 1 {
+        // This backend never reaches phase 1: it must not count as a call the
+        // pre-stage pool grows for while the per-device calls run.
+        drop(backend);
         let sums = prove_spread(key, &batch, &devices, settings, validated)?;
         return Ok(Pending { srs: key_arc, r_s: r, s_s: s, sums });
     }
@@ -334,10 +337,11 @@ pub fn prove<B: Backend + ?Sized>(
                 let plans = Arc::new(Plans::prepare(srs, batch));
                 let prep = t.elapsed();
                 let _ = tx.send(plans.clone());
-                // The G2 MSMs of B′ (DESIGN §4: on CPU threads, beside the
-                // GPU), unless the backend runs them on the device in phase 2.
+                // B′ in G2 (DESIGN §4: the G2 MSMs on CPU threads, beside the
+                // GPU), less the parts the backend runs on the device in phase 2.
                 let t = Instant::now();
-                let g2 = (!backend.g2_msm_on_device()).then(|| groth16::g2_msms(backend, srs, &plans));
+                let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
+                let g2 = (batch_here || msms_here).then(|| groth16::g2_parts(backend, srs, &plans, batch_here, msms_here));
                 (g2, prep, t.elapsed())
             })
         });
@@ -356,12 +360,12 @@ pub fn prove<B: Backend + ?Sized>(
     report.times.prep = prep;
     report.times.g2 = g2_time;
     let result = g1.and_then(|sums| {
-        let g2_msms = g2.transpose()?;
+        let g2_cpu = g2.transpose()?;
         Ok(sums
             .into_iter()
             .enumerate()
             .map(|(ci, (h, l, a, b_g1, b_g2))| {
-                let b_g2 = b_g2 + g2_msms.as_ref().map_or(G2Projective::identity(), |m| m[ci]);
+                let b_g2 = b_g2 + g2_cpu.as_ref().map_or(G2Projective::identity(), |m| m[ci]);
                 Intermediates { h, l, a, b_g1, b_g2 }
             })
             .collect())
@@ -457,16 +461,21 @@ fn locked_phases<B: Backend + ?Sized>(
             }
             let plans = plans_ready.as_deref().expect("set above");
             let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
+            out.push((h, l, a, b1, G2Projective::identity()));
+        }
+        // The G2 parts of B′ that the backend runs on the device.
+        let plans = plans_ready.as_deref().expect("set in the loop (a batch has at least one circuit)");
+        if backend.g2_batch_on_device() {
             let t = Instant::now();
-            let b2 = groth16::g2_batch(backend, plans, ci)?;
+            let sums = groth16::g2_parts(backend, srs, plans, true, false)?;
             times.batch_add += t.elapsed();
-            out.push((h, l, a, b1, b2));
+            out.iter_mut().zip(sums).for_each(|(o, b)| o.4 += b);
         }
         if backend.g2_msm_on_device() {
             let t = Instant::now();
-            let msms = groth16::g2_msms(backend, srs, plans_ready.as_deref().expect("set in the loop"))?;
+            let sums = groth16::g2_parts(backend, srs, plans, false, true)?;
             times.tails += t.elapsed();
-            out.iter_mut().zip(msms).for_each(|(o, m)| o.4 += m);
+            out.iter_mut().zip(sums).for_each(|(o, m)| o.4 += m);
         }
         Ok(out)
     })();

@@ -86,6 +86,8 @@ pub struct GpuBackend {
     stage_detail: std::sync::Mutex<String>,
     /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
     awaiting_stage: std::sync::atomic::AtomicBool,
+    /// The key's b_g2 point count (set in phase 0), for phase 1's reserve.
+    key_g2_points: std::sync::atomic::AtomicUsize,
 }
 
 #[cfg(supraseal_gpu)]
@@ -106,6 +108,7 @@ impl GpuBackend {
             not_pinned: Default::default(),
             stage_detail: Default::default(),
             awaiting_stage: std::sync::atomic::AtomicBool::new(true),
+            key_g2_points: Default::default(),
         })
     }
 
@@ -167,7 +170,11 @@ impl crate::backend::Backend for GpuBackend {
         (!d.is_empty()).then(|| format!("{d} ms"))
     }
     fn pin_key(&self, srs: &crate::srs::Srs) {
+        self.key_g2_points.store(srs.b_g2.len(), std::sync::atomic::Ordering::SeqCst);
         stage::pin_key(&self.exec.gpu.ctx, srs);
+    }
+    fn g2_batch_on_device(&self) -> bool {
+        true
     }
     fn pin(&self, inputs: &[crate::backend::Abc<'_>]) -> Option<String> {
         let why = self.pin_inputs(inputs);
@@ -273,7 +280,10 @@ impl GpuBackendHandle {
     pub fn open_with(ordinal: usize, settings: crate::config::Settings) -> std::result::Result<Self, String> {
         #[cfg(supraseal_gpu)]
         {
-            GpuBackend::new(ordinal, settings).map(|inner| GpuBackendHandle { inner }).map_err(|e| e.message)
+            let inner = GpuBackend::new(ordinal, settings).map_err(|e| e.message)?;
+            // Direct use never reaches phase 1: not a call for the pool to grow for.
+            inner.stage_done();
+            Ok(GpuBackendHandle { inner })
         }
         #[cfg(not(supraseal_gpu))]
         {

@@ -1,10 +1,11 @@
 //! Phases 0, 1 and 3 of a GPU call (DESIGN §5): pinning the caller's a/b/c,
 //! pre-staging them on the device under the memory lock, and unpinning.
 //!
-//! Phase 1 uses only non-blocking operations: `cuMemGetInfo`, stream-ordered
-//! allocation (`cuMemAllocAsync`, through cudarc) on this call's upload
-//! stream, `cuMemcpyHtoDAsync` from pinned memory and `cuMemsetD8Async` for the
-//! zero padding. cudarc records a write event per buffer; the compute stream
+//! Phase 1 uses only operations that wait for no other stream:
+//! `cuMemGetInfo`, stream-ordered allocation from the pre-stage pool on this
+//! call's upload stream (which maps new memory when the pool is short: once
+//! per burst, see `grow_stage_pool`), `cuMemcpyHtoDAsync` from pinned memory
+//! and `cuMemsetD8Async` for the zero padding. cudarc records a write event per buffer; the compute stream
 //! waits on those events when phase 2 first uses a buffer. Nothing here waits
 //! for another stream, trims the pool or frees memory another stream uses.
 
@@ -24,6 +25,19 @@ use crate::error::Result;
 /// bases, scalars, sort keys and bucket partials in the H-MSM: about 150 B).
 /// Admission keeps this much free for whichever worker is computing.
 pub const COMPUTE_PEAK_BYTES_PER_ELEMENT: usize = 160;
+
+/// Bytes per b_g2 point that phase 2's G2 steps may allocate: the bases
+/// (192 B) and partial sums of the batch addition (200 B in all), or with
+/// `SUPRASEAL_C2_G2_MSM=gpu` the MSM's bases, scalars, sort keys and bucket
+/// partials (256 B). The reserve is the larger of the two kinds of step,
+/// since phase 2 frees each step's buffers before the next.
+pub fn g2_peak_bytes_per_point(g2_msm_on_device: bool) -> usize {
+    if g2_msm_on_device {
+        256
+    } else {
+        200
+    }
+}
 
 /// The key's query vectors uploaded in phase 2 (h, l, a, b_g1, b_g2), registered with
 /// `CU_MEMHOSTREGISTER_PORTABLE` (pinned for every context); unregistered on
@@ -74,6 +88,15 @@ pub(super) fn pin_key(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, srs: &c
         tracing::info!(vectors = pinned.ptrs.len(), ms = t.elapsed().as_millis() as u64, "key pinned for GPU uploads");
         Box::new(pinned)
     });
+}
+
+/// How many pre-stage vectors a call should hold at once to grow the pool
+/// for itself and `others` waiting calls of its shape (`own` vectors each),
+/// given `have` vectors cached and room for `room` newly mapped ones; `None`
+/// when the cache covers it or the call's own allocations are all the growth.
+pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Option<usize> {
+    let target = ((others + 1) * own).min(have + room);
+    (others > 0 && target > have.max(own)).then_some(target)
 }
 
 /// One circuit's a, b, c on the device: 4·n u64 words each (n scalars in
@@ -142,7 +165,9 @@ impl GpuBackend {
             Ok(m) => m,
             Err(e) => return Admission::Fallback(e.message),
         };
-        let reserve = settings.vram_margin + COMPUTE_PEAK_BYTES_PER_ELEMENT * n;
+        let g2_points = self.key_g2_points.load(std::sync::atomic::Ordering::SeqCst);
+        let peak = (COMPUTE_PEAK_BYTES_PER_ELEMENT * n).max(g2_peak_bytes_per_point(settings.g2_msm_on_device) * g2_points);
+        let reserve = settings.vram_margin + peak;
         // The pre-stage pool's cache can serve only pre-stages, not a computing
         // call's phase 2 (default pool): count at most `need` of it.
         let usable = free.saturating_sub(stage_cached) + stage_cached.min(need);
@@ -152,7 +177,10 @@ impl GpuBackend {
                 "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
             ));
         }
-        self.grow_stage_pool(3 * inputs.len(), n, avail - need - reserve, stage_cached);
+        // Device memory that new pool mappings may take: what admission
+        // counted beyond the reserve, less the cache it counted (ready-mapped).
+        let new_room = avail - reserve - stage_cached.min(need);
+        self.grow_stage_pool(3 * inputs.len(), n, new_room, stage_cached);
         let mut staged = Vec::with_capacity(inputs.len());
         for abc in inputs {
             match self.stage_one(abc, n) {
@@ -165,41 +193,42 @@ impl GpuBackend {
         Admission::Staged(staged)
     }
 
-    /// Readies the pre-stage pool for the calls queued behind this one.
+    /// Readies the pre-stage pool for this call and the calls queued behind it.
     ///
     /// Growing the pool maps new device memory, and on the H200 a growth
     /// while another call's kernels or copies ran took 20–150 ms, inside the
     /// memory lock (session-4 bench: every memory-lock hold over 20 ms was a
-    /// first-time growth). So the call that finds the pool short grows it at
-    /// once for every call in flight that has not staged yet (assumed to be
-    /// of this call's shape: `own_vectors` vectors of `n` scalars): it
-    /// allocates the missing vectors and frees them on its upload stream
-    /// straight away (nothing is queued there yet, so the free completes at
-    /// once and any stream can reuse the memory). The pool keeps them ("never"
-    /// release threshold) until the device goes idle. At most `room` bytes
-    /// (free memory beyond this call's pre-stage and the compute reserve) are
-    /// taken; an allocation failure just ends the growth. Not counted by
-    /// `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked here instead).
-    fn grow_stage_pool(&self, own_vectors: usize, n: usize, room: usize, stage_cached: usize) {
+    /// growth). So the call that finds the pool short grows it at once for
+    /// itself and every call in flight that has not staged yet (assumed to be
+    /// of this call's shape: `own_vectors` vectors of `n` scalars): it holds
+    /// that many vectors at once — the pool's cache serves the first ones, the
+    /// rest are mapped — and frees them on its upload stream straight away
+    /// (nothing is queued there yet, so the free completes at once and any
+    /// stream can reuse the memory). The pool keeps them ("never" release
+    /// threshold) until the device goes idle. New mappings take at most
+    /// `new_room` bytes (free memory beyond the compute reserve); an
+    /// allocation failure just ends the growth. Not counted by
+    /// `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked here instead). This is a
+    /// blocking driver call under the memory lock, made once per burst
+    /// instead of once per call.
+    fn grow_stage_pool(&self, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize) {
         let vec_bytes = 32 * n;
-        let waiting = self.exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
-        let spare = (stage_cached / vec_bytes).saturating_sub(own_vectors);
-        let missing = (waiting * own_vectors).saturating_sub(spare).min(room / vec_bytes);
-        if missing == 0 {
+        let others = self.exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
+        let Some(target) = growth_target(others, own_vectors, stage_cached / vec_bytes, new_room / vec_bytes) else {
             return;
-        }
+        };
         let t = std::time::Instant::now();
-        let mut grown = Vec::with_capacity(missing);
-        for _ in 0..missing {
+        let mut held = Vec::with_capacity(target);
+        for _ in 0..target {
             // SAFETY: never read; freed below without use.
             match unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
-                Ok(d) => grown.push(d),
+                Ok(d) => held.push(d),
                 Err(_) => break,
             }
         }
-        let got = grown.len();
-        drop(grown);
-        self.step(&format!("grow x{got}"), t);
+        let got = held.len();
+        drop(held);
+        self.step(&format!("pool to {got} vectors"), t);
     }
 
     /// Appends "name ms" to this call's phase-1 detail.
@@ -226,5 +255,27 @@ impl GpuBackend {
             Ok(d)
         };
         Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::growth_target;
+
+    #[test]
+    fn pool_growth_covers_the_waiting_calls_within_the_room() {
+        // Empty cache, two calls waiting behind one of 3 vectors: hold 9 at once.
+        assert_eq!(growth_target(2, 3, 0, 100), Some(9));
+        // Three cached (a finished call's pre-stage): still 9 held, 6 mapped.
+        assert_eq!(growth_target(2, 3, 3, 100), Some(9));
+        // The cache already covers everyone: nothing.
+        assert_eq!(growth_target(2, 3, 9, 100), None);
+        assert_eq!(growth_target(2, 3, 12, 0), None);
+        // Nobody waiting: the call's own allocations are the growth.
+        assert_eq!(growth_target(0, 3, 0, 100), None);
+        // Room for only 4 new vectors: 3 cached + 4.
+        assert_eq!(growth_target(2, 3, 3, 4), Some(7));
+        // Room for no more than the call's own: nothing extra.
+        assert_eq!(growth_target(2, 3, 0, 3), None);
     }
 }

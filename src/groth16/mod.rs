@@ -3,8 +3,8 @@
 //! Per call: the split-MSM [`Plans`] for L, A-aux and B-aux are prepared once
 //! for all circuits ([`split`]); then per circuit the quotient and H
 //! ([`h_sum`]), the G1 sums L, A′, B′ ([`g1_sums`]) and B′ in G2 (its batch
-//! addition [`g2_batch`] and its MSMs [`g2_msms`]) produce the
-//! [`Intermediates`], and the [`epilogue`] turns
+//! addition and its MSMs, [`g2_parts`]) produce the [`Intermediates`], and
+//! the [`epilogue`] turns
 //! them into a proof with that circuit's r and s. [`crate::pipeline`] decides
 //! which thread and which lock each piece runs under.
 
@@ -52,13 +52,15 @@ pub struct PhaseTimes {
     pub ntt: Duration,
     /// The MSM over the h bases.
     pub h_msm: Duration,
-    /// Batch additions (G1: L, A′, B′ split paths; G2: B′), in phase 2.
+    /// Batch additions in phase 2 (G1: L, A′, B′ split paths; G2: B′ where the
+    /// backend runs it on the device).
     pub batch_add: Duration,
     /// G1 tail MSMs, plain MSMs and input MSMs (L, A′, B′), and the G2 MSMs
     /// of B′ when they run on the device (`SUPRASEAL_C2_G2_MSM=gpu`).
     pub tails: Duration,
-    /// The G2 MSMs of B′ (input MSM and tail) on the CPU thread (zero when
-    /// they run on the device).
+    /// The parts of B′ in G2 on the CPU thread: the G2 MSMs (input MSM and
+    /// tail; zero time when they run on the device), and the batch addition
+    /// where the backend has no device (the CPU backend).
     pub g2: Duration,
     /// Phase 3: waiting for the streams and unpinning.
     pub unpin: Duration,
@@ -115,7 +117,7 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
 }
 
 /// The split-MSM plans of one call: made once for all its circuits on the
-/// CPU thread (phase 0), read by the G1 sums (phase 2) and the G2 sums.
+/// CPU thread (phase 0), read by the G1 sums (phase 2) and the G2 parts.
 pub struct Plans<'a> {
     l: AuxMsm<'a, G1Affine>,
     a: AuxMsm<'a, G1Affine>,
@@ -156,22 +158,28 @@ impl<'a> Plans<'a> {
     }
 }
 
-/// The MSM parts of B′ in G2 of every circuit: the B-input MSM plus the aux
-/// tail MSM (or the whole aux MSM when the plan is not split). Runs on the
-/// CPU thread after the plans (DESIGN §4), or in phase 2 when the backend
-/// runs G2 MSMs on the device.
-pub fn g2_msms<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>) -> Result<Vec<G2Projective>> {
+/// B′ in G2 of every circuit, or the chosen parts of it: with `batch`, the
+/// batch addition over the B-aux bases of 1 scalars (split plan only); with
+/// `msms`, the B-input MSM plus the aux tail MSM (or the whole aux MSM when
+/// the plan is not split). Both parts together are B′ in G2. The pipeline
+/// runs each part on the CPU thread (DESIGN §4: the G2 MSMs beside the GPU)
+/// or in phase 2, as the backend places it.
+pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, batch: bool, msms: bool) -> Result<Vec<G2Projective>> {
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
+    let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
     let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
     (0..plans.b_inp.len())
-        .map(|ci| Ok(backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?))
+        .map(|ci| {
+            let mut sum = <G2Projective as group::Group>::identity();
+            if batch {
+                sum += plans.b2.batch_part(ci, g2_add)?;
+            }
+            if msms {
+                sum += backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?;
+            }
+            Ok(sum)
+        })
         .collect()
-}
-
-/// The batch-addition part of B′ in G2 of circuit `ci` (the identity when the
-/// B plan is not split); phase 2, where the GPU backend runs it on the device.
-pub fn g2_batch<B: Backend + ?Sized>(backend: &B, plans: &Plans<'_>, ci: usize) -> Result<G2Projective> {
-    plans.b2.batch_part(ci, |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m))
 }
 
 /// H = Σ t_i·h_i of one circuit: the quotient (from `staged` when phase 1
