@@ -463,8 +463,11 @@ fn locked_phases<B: Backend + ?Sized>(
             let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
             out.push((h, l, a, b1, G2Projective::identity()));
         }
-        // The G2 parts of B′ that the backend runs on the device.
-        let plans = plans_ready.as_deref().expect("set in the loop (a batch has at least one circuit)");
+        // The G2 parts of B′ that the backend runs on the device (the plans
+        // arrived in the loop; validation rejects batches without circuits).
+        let Some(plans) = plans_ready.as_deref() else {
+            return Ok(out);
+        };
         if backend.g2_batch_on_device() {
             let t = Instant::now();
             let sums = groth16::g2_parts(backend, srs, plans, true, false)?;
