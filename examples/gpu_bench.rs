@@ -5,7 +5,11 @@
 //! the quotient; twiddle-table build timed apart, and once more with host
 //! data in and out, skipped with BENCH_NTT_HOST=0); G2 MSM and G2 batch
 //! addition (half the bits set) at 2^18..2^22 points on the GPU, beside the
-//! CPU backend's G2 MSM on the same host (rayon, blst). Limits:
+//! CPU backend's G2 MSM on the same host (rayon, blst). The G1 MSM also runs
+//! with its bases already on the device (like sppark's harness), with a
+//! per-kernel profile, and a sweep of launch choices (`MsmTuning`) at
+//! 2^BENCH_MSM_SWEEP_LOG (24) whose fastest is rerun at every size; every
+//! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
@@ -21,7 +25,7 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
 use supraseal_c2::cpu::ntt::Direction;
-use supraseal_c2::gpu::GpuBackendHandle;
+use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
     (0..n.div_ceil(1 << 16))
@@ -53,6 +57,13 @@ fn bases(n: usize) -> Vec<G1Affine> {
     points::<G1Projective, G1Affine>(n)
 }
 
+fn profile(p: &MsmProfile) -> String {
+    format!(
+        "profile ms: convert {:.1}, sort {:.1}, accumulate {:.1}, fixup {:.1}, segments {:.1}, reduce {:.1}",
+        p.convert_ms, p.sort_ms, p.accumulate_ms, p.fixup_ms, p.segments_ms, p.reduce_ms
+    )
+}
+
 fn median_ms(mut f: impl FnMut()) -> f64 {
     let mut v: Vec<f64> = (0..3)
         .map(|_| {
@@ -77,19 +88,55 @@ fn main() {
     let max_ntt: u32 = std::env::var("BENCH_NTT_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(27);
     println!("| op | size | ms (median) | how |");
     println!("|---|---|---|---|");
+    let mut msm_inputs = Vec::new();
     for lg in (20..=max_msm).step_by(2) {
         let n = 1usize << lg;
         let (b, s) = (bases(n), scalars(n));
-        let ms = gpu.with_pinned(&b, || {
+        let (ms, want) = gpu.with_pinned(&b, || {
             gpu.with_pinned(&s, || {
-                gpu.backend().msm_g1(&b, &s).unwrap(); // warm-up
-                median_ms(|| {
+                let want = gpu.backend().msm_g1(&b, &s).unwrap(); // warm-up
+                (median_ms(|| {
                     gpu.backend().msm_g1(&b, &s).unwrap();
-                })
+                }), want)
             })
         });
         println!("| G1 MSM | 2^{lg} | {ms:.1} | pinned host bases and scalars in, point out (3 runs) |");
+        let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, MsmTuning::for_points(n), 3)).unwrap();
+        assert_eq!(got, want, "resident-bases MSM differs at 2^{lg}");
+        println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); {} |", profile(&p));
+        msm_inputs.push((lg, b, s, want));
     }
+    // Launch-choice sweep at 2^BENCH_MSM_SWEEP_LOG (24): every choice must give
+    // the same point; the fastest is then rerun at every size.
+    let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
+    if let Some((_, b, s, want)) = msm_inputs.iter().find(|(lg, ..)| *lg == sweep_log) {
+        let mut best: Option<(f64, MsmTuning)> = None;
+        gpu.with_pinned(s, || {
+            for window_bits in [15, 16, 17] {
+                for points_per_thread in [16, 32, 64] {
+                    for min_blocks in [1, 2, 3] {
+                        for block in [64, 128, 256] {
+                            let t = MsmTuning { window_bits, points_per_thread, min_blocks, block };
+                            let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, 2).unwrap();
+                            assert_eq!(&got, want, "MSM with {t:?} differs");
+                            println!("| G1 MSM sweep | 2^{sweep_log} | {ms:.1} | {t:?}; {} |", profile(&p));
+                            if best.is_none_or(|(b, _)| ms < b) {
+                                best = Some((ms, t));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        let (_, t) = best.unwrap();
+        for (lg, b, s, want) in &msm_inputs {
+            let t = MsmTuning { window_bits: MsmTuning::for_points(1 << lg).window_bits.min(t.window_bits), ..t };
+            let (ms, got, p) = gpu.with_pinned(s, || gpu.msm_g1_resident_ms(b, s, t, 3)).unwrap();
+            assert_eq!(&got, want, "MSM with {t:?} differs at 2^{lg}");
+            println!("| G1 MSM best | 2^{lg} | {ms:.1} | bases on the device, {t:?}; {} |", profile(&p));
+        }
+    }
+    drop(msm_inputs);
     for lg in 20..=max_ntt {
         let a = scalars(1 << lg);
         let (tw, on_device) = gpu.ntt_on_device_ms(&a, 5).unwrap();

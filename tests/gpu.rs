@@ -164,6 +164,41 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     assert_eq!(gpu.backend().msm_g1(&same, &ones).unwrap(), G1Projective::from(bases[1]) * Scalar::from(n as u64));
 }
 
+/// Every accumulation variant, block size, K and window width (including K
+/// larger than most buckets and a window wider than the default) gives the
+/// CPU's point, on random scalars and on mostly-0/1 scalars over bases with
+/// infinities and repeats.
+#[test]
+fn gpu_msm_launch_choices_match_cpu() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    let n = (1usize << 15) - 3;
+    let mut bases = random_bases(n, s + 11);
+    for i in (0..n).step_by(29) {
+        bases[i] = G1Affine::identity();
+    }
+    for i in (7..n).step_by(31) {
+        bases[i] = bases[i - 7];
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 12);
+    let inputs = [("random", random_scalars(n, s + 13)), ("mostly 0/1", mostly_bits(n, &mut rng))];
+    let wants: Vec<_> = inputs.iter().map(|(_, sc)| cpu_msm::msm::<cpu_msm::G1>(&bases, sc)).collect();
+    for window_bits in [9, 13, 17] {
+        for points_per_thread in [1, 16, 64] {
+            for min_blocks in [1, 2, 3] {
+                for block in [64, 256] {
+                    let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, min_blocks, block };
+                    for ((name, sc), want) in inputs.iter().zip(&wants) {
+                        let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                        assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("MSM {n} points, 54 launch choices x (random, mostly 0/1): match");
+}
+
 #[test]
 fn gpu_batch_addition_matches_cpu() {
     let gpu = gpu_or_skip!();

@@ -17,6 +17,9 @@ pub mod msm;
 pub mod ntt;
 #[cfg(supraseal_gpu)]
 pub mod stage;
+pub mod tuning;
+
+pub use tuning::{MsmProfile, MsmTuning};
 
 use blstrs::{G1Affine, G2Affine, Scalar};
 
@@ -371,6 +374,49 @@ impl GpuBackendHandle {
         #[cfg(not(supraseal_gpu))]
         {
             let _ = (a, reps);
+            match self.never {}
+        }
+    }
+
+    /// Benchmark of one G1 MSM with the bases already on the device (as
+    /// sppark's harness keeps its points): uploads `bases` once, then per
+    /// repetition uploads `scalars` (page-lock them for DMA speed) and runs
+    /// the MSM with `tuning`, timed to the result on the host. Returns the
+    /// median ms of `reps` runs and the result of the last run, plus one more
+    /// run's per-kernel profile (`MsmProfile`: synchronised after each launch).
+    /// Errors: a CUDA error naming the call.
+    pub fn msm_g1_resident_ms(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Scalar],
+        tuning: MsmTuning,
+        reps: usize,
+    ) -> Result<(f64, blstrs::G1Projective, MsmProfile)> {
+        assert_eq!(bases.len(), scalars.len(), "msm_g1_resident_ms: bases vs scalars");
+        #[cfg(supraseal_gpu)]
+        {
+            let gpu = self.inner.exec();
+            let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
+            gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
+            let run = |profile: Option<&mut MsmProfile>| -> Result<blstrs::G1Projective> {
+                let d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), d_scalars, tuning, profile)
+            };
+            let mut times = Vec::with_capacity(reps);
+            let mut last = run(None)?; // warm-up
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                last = run(None)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            let mut profile = MsmProfile::default();
+            run(Some(&mut profile))?;
+            Ok((times[times.len() / 2], last, profile))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (tuning, reps);
             match self.never {}
         }
     }

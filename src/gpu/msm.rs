@@ -8,13 +8,12 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use group::Group;
 
 use super::device::{cuda_err, grid, Exec};
-use super::{limbs, Limbs};
+use super::{limbs, Limbs, MsmProfile, MsmTuning};
 use crate::error::Result;
 
 /// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/common.cuh).
 const REDUCE_THREADS: u32 = 128;
-/// Sorted points per accumulation thread, and buckets per segment.
-const K: u32 = 32;
+/// Buckets per segment of the Σ d·B_d step.
 const SEGMENT: u32 = 32;
 /// Points per batch-addition thread.
 const BATCH_CHUNK: usize = 256;
@@ -31,7 +30,8 @@ pub trait DeviceGroup {
     const JAC_WORDS: usize;
     const BATCH_ADD: &'static str;
     const REDUCE: &'static str;
-    const ACCUMULATE: &'static str;
+    /// The accumulation kernel per register budget (MsmTuning::min_blocks 1, 2, 3).
+    const ACCUMULATE: [&'static str; 3];
     const FIXUP: &'static str;
     const SEGMENTS: &'static str;
     /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
@@ -50,7 +50,7 @@ impl DeviceGroup for G1 {
     const JAC_WORDS: usize = 18;
     const BATCH_ADD: &'static str = "g1_batch_add";
     const REDUCE: &'static str = "g1_reduce_groups";
-    const ACCUMULATE: &'static str = "msm_accumulate_g1";
+    const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g1_occ1", "msm_accumulate_g1_occ2", "msm_accumulate_g1_occ3"];
     const FIXUP: &'static str = "msm_fixup_g1";
     const SEGMENTS: &'static str = "msm_bucket_segments_g1";
     fn from_jacobian(w: &[u64]) -> G1Projective {
@@ -70,7 +70,7 @@ impl DeviceGroup for G2 {
     const JAC_WORDS: usize = 36;
     const BATCH_ADD: &'static str = "g2_batch_add";
     const REDUCE: &'static str = "g2_reduce_groups";
-    const ACCUMULATE: &'static str = "msm_accumulate_g2";
+    const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g2_occ1", "msm_accumulate_g2_occ2", "msm_accumulate_g2_occ3"];
     const FIXUP: &'static str = "msm_fixup_g2";
     const SEGMENTS: &'static str = "msm_bucket_segments_g2";
     fn from_jacobian(w: &[u64]) -> G2Projective {
@@ -115,12 +115,6 @@ pub fn batch_add<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmap: &[u64]
     Ok(reduce::<G>(gpu, &partials, threads, 1)?[0])
 }
 
-/// Window width for n points: wider windows for bigger inputs, at most 16 bits.
-fn window_bits(n: usize) -> u32 {
-    let lg = usize::BITS - n.max(1).leading_zeros();
-    lg.saturating_sub(3).clamp(4, 16)
-}
-
 /// Σ scalars[i]·bases[i] (equal lengths, scalars in Montgomery form).
 pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
     assert_eq!(bases.len(), scalars.len(), "msm: bases vs scalars");
@@ -134,23 +128,55 @@ pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// consumed, converted in place).
-pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], mut d_scalars: CudaSlice<u64>) -> Result<G::Projective> {
+pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: CudaSlice<u64>) -> Result<G::Projective> {
     let n = bases.len();
-    assert!(d_scalars.len() >= 4 * n, "msm: bases vs device scalars");
     if n == 0 {
         return Ok(G::Projective::identity());
     }
-    let c = window_bits(n);
+    let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
+    msm_resident::<G>(gpu, &d_bases, n, d_scalars, MsmTuning::for_points(n), None)
+}
+
+/// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
+/// at least n affine points (`G::Affine::WORDS` u64 words each, blst's
+/// layout, Montgomery form, infinity all zero), `d_scalars` at least 4·n
+/// words (Montgomery form; consumed, converted in place). With `profile`,
+/// every launch is followed by a stream synchronisation and timed into it.
+/// Errors: a CUDA error (allocation, launch or copy) naming the call.
+pub fn msm_resident<G: DeviceGroup>(
+    gpu: &Exec,
+    d_bases: &CudaSlice<u64>,
+    n: usize,
+    mut d_scalars: CudaSlice<u64>,
+    tuning: MsmTuning,
+    mut profile: Option<&mut MsmProfile>,
+) -> Result<G::Projective> {
+    assert!(d_scalars.len() >= 4 * n && d_bases.len() >= G::Affine::WORDS * n, "msm: n vs device buffers");
+    tuning.check();
+    if n == 0 {
+        return Ok(G::Projective::identity());
+    }
+    let MsmTuning { window_bits: c, points_per_thread: k, min_blocks, block } = tuning;
     let nb = 1u32 << c;
     let windows = 255u32.div_ceil(c);
-    let threads = n.div_ceil(K as usize);
+    let threads = n.div_ceil(k as usize);
     let segments = (nb - 1).div_ceil(SEGMENT);
+    // Times the launches since the last mark into one field of the profile.
+    let mut clock = std::time::Instant::now();
+    let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| -> Result<()> {
+        if let Some(p) = profile.as_deref_mut() {
+            gpu.stream.synchronize().map_err(cuda_err("synchronize (MSM profile)"))?;
+            *field(p) += clock.elapsed().as_secs_f64() * 1e3;
+            clock = std::time::Instant::now();
+        }
+        Ok(())
+    };
 
-    let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_from_montgomery"));
     b.arg(&mut d_scalars).arg(&n);
     // SAFETY: (fr_t*, size_t); n scalars.
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_from_montgomery"))?;
+    mark(|p| &mut p.convert_ms)?;
 
     let mut counts = gpu.zeros::<u32>(nb as usize, "alloc counts")?;
     let mut starts = gpu.zeros::<u32>(nb as usize + 1, "alloc starts")?;
@@ -158,13 +184,15 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], mut d
     let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
     let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
     let mut buckets = gpu.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc buckets")?;
-    let padded_threads = threads.div_ceil(256) * 256;
+    let padded_threads = threads.div_ceil(block as usize) * block as usize;
     let mut heads = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc heads")?;
     let mut tails = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc tails")?;
     let mut head_keys = gpu.zeros::<u32>(padded_threads, "alloc head keys")?;
     let mut tail_keys = gpu.zeros::<u32>(padded_threads, "alloc tail keys")?;
-    let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * segments as usize, "alloc segment sums")?;
-    let mut window_sums = Vec::with_capacity(windows as usize);
+    // Every window's segment sums, reduced once at the end (no per-window wait).
+    let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
+    let accumulate = G::ACCUMULATE[min_blocks as usize - 1];
+    let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
 
     for w in 0..windows {
         gpu.stream.memset_zeros(&mut counts).map_err(cuda_err("memset counts"))?;
@@ -185,14 +213,15 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], mut d
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
         // at most n positions are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
+        mark(|p| &mut p.sort_ms)?;
 
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::ACCUMULATE));
-        l.arg(&d_bases)
+        let mut l = gpu.stream.launch_builder(gpu.kernel(accumulate));
+        l.arg(d_bases)
             .arg(&idx)
             .arg(&keys)
             .arg(&starts)
             .arg(&nb)
-            .arg(&K)
+            .arg(&k)
             .arg(&threads)
             .arg(&mut buckets)
             .arg(&mut heads)
@@ -200,20 +229,24 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], mut d
             .arg(&mut tails)
             .arg(&mut tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-        unsafe { l.launch(grid(threads)) }.map_err(cuda_err(G::ACCUMULATE))?;
+        unsafe { l.launch(acc_cfg) }.map_err(cuda_err(accumulate))?;
+        mark(|p| &mut p.accumulate_ms)?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
-        l.arg(&mut buckets).arg(&starts).arg(&nb).arg(&K).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
+        l.arg(&mut buckets).arg(&starts).arg(&nb).arg(&k).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket.
         unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
+        mark(|p| &mut p.fixup_ms)?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
-        l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&mut seg_out);
-        // SAFETY: kernel signature in cuda/msm.cu; `segments` outputs.
+        l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&w).arg(&mut seg_out);
+        // SAFETY: kernel signature in cuda/msm.cu; writes segments points at
+        // window·segments, inside seg_out's windows·segments.
         unsafe { l.launch(grid(segments as usize)) }.map_err(cuda_err(G::SEGMENTS))?;
-
-        window_sums.push(reduce::<G>(gpu, &seg_out, segments as usize, 1)?[0]);
+        mark(|p| &mut p.segments_ms)?;
     }
+    let window_sums = reduce::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
+    mark(|p| &mut p.reduce_ms)?;
     // Σ_w 2^(c·w)·W_w by Horner from the top window.
     let mut acc = G::Projective::identity();
     for w in window_sums.iter().rev() {
