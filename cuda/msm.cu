@@ -3,8 +3,10 @@
 //   histogram of digits -> exclusive scan (bucket starts) -> scatter point
 //   indices into bucket order (a counting sort) -> accumulate each bucket's
 //   points (balanced: each thread takes K consecutive sorted points and hands
-//   runs that cross its range to a fix-up pass) -> sum_d d*B_d by segments of
-//   buckets (running sums) -> one Jacobian point per window.
+//   runs that cross its range to a fix-up pass) into that window's row of an
+//   all-windows bucket table.
+// Then, once for all windows: sum_d d*B_d by segments of buckets (running
+// sums) -> one Jacobian point per window.
 // The host combines the windows: sum_w 2^(c*w) * W_w.
 // Scalars must already be canonical integers (fr_from_montgomery). The
 // digit kernels are shared; the point kernels are templates instantiated per
@@ -74,6 +76,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
                                                const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
                                                point_t* buckets, point_t* heads, uint32_t* head_keys,
                                                point_t* tails, uint32_t* tail_keys) {
+    // `buckets` is this window's row of the all-windows bucket table.
     size_t t = global_tid();
     if (t >= threads) return;
     uint32_t total = starts[nb];
@@ -117,33 +120,39 @@ __device__ __forceinline__ void msm_fixup(point_t* buckets, const uint32_t* star
     buckets[d] = acc;
 }
 
-// Segment s covers digits [1 + s*L, 1 + (s+1)*L) ∩ [1, nb):
-// out[s] = sum over its digits of d * B_d = running-sum total + (lo - 1) * (sum of its B_d).
+// Segment s of window w covers digits [1 + s*L, 1 + (s+1)*L) ∩ [1, nb) of
+// that window's buckets (row w of the all-windows table, nb points per row):
+// out[w*segments + s] = sum over its digits of d * B_d
+//                     = running-sum total + (lo - 1) * (sum of its B_d).
+// One launch covers every window, so the GPU has windows*segments threads
+// (a per-window launch left most SMs idle).
 template<class point_t>
 __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint32_t nb, uint32_t L,
-                                                    uint32_t segments, point_t* out) {
-    uint32_t s = (uint32_t)global_tid();
-    if (s >= segments) return;
+                                                    uint32_t segments, uint32_t windows, point_t* out) {
+    size_t t = global_tid();
+    if (t >= (size_t)segments * windows) return;
+    uint32_t w = (uint32_t)(t / segments), s = (uint32_t)(t % segments);
+    const point_t* row = buckets + (size_t)w * nb;
     uint32_t lo = 1 + s * L, hi = min(lo + L, nb);
     point_t run, sum;
     run.inf();
     sum.inf();
     for (uint32_t d = hi; d-- > lo;) {
-        point_t b = buckets[d];
+        point_t b = row[d];
         run.add(b);
         sum.add(run);
     }
-    // sum += (lo - 1) * run, by double-and-add from the top bit.
+    // sum += (lo - 1) * run, by double-and-add from the top set bit.
     uint32_t m = lo - 1;
     point_t mul;
     mul.inf();
-    for (int bit = 31; bit >= 0; bit--) {
+    for (int bit = m ? 31 - __clz(m) : -1; bit >= 0; bit--) {
         point_t dbl = mul;
         mul.add(dbl);
         if ((m >> bit) & 1) mul.add(run);
     }
     sum.add(mul);
-    out[s] = sum;
+    out[t] = sum;
 }
 
 // The point kernels per group. The accumulation comes in three register
@@ -168,8 +177,8 @@ __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint
         msm_fixup(buckets, starts, nb, K, heads, head_keys, tails, tail_keys);                                    \
     }                                                                                                             \
     extern "C" __global__ void msm_bucket_segments_##G(const G##_xyzz_t* buckets, uint32_t nb, uint32_t L,       \
-                                                       uint32_t segments, uint32_t window, G##_xyzz_t* out) {     \
-        msm_bucket_segments(buckets, nb, L, segments, out + (size_t)window * segments);                          \
+                                                       uint32_t segments, uint32_t windows, G##_xyzz_t* out) {    \
+        msm_bucket_segments(buckets, nb, L, segments, windows, out);                                              \
     }
 
 MSM_POINT_KERNELS(g1)

@@ -183,7 +183,10 @@ pub fn msm_resident<G: DeviceGroup>(
     let mut cursors = gpu.zeros::<u32>(nb as usize, "alloc cursors")?;
     let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
     let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
-    let mut buckets = gpu.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc buckets")?;
+    // Row w holds window w's buckets (zeroed once: every bucket is written by
+    // its window's accumulation or stays the identity).
+    let row = G::XYZZ_WORDS * nb as usize;
+    let mut buckets = gpu.zeros::<u64>(row * windows as usize, "alloc buckets")?;
     let padded_threads = threads.div_ceil(block as usize) * block as usize;
     let mut heads = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc heads")?;
     let mut tails = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc tails")?;
@@ -191,12 +194,12 @@ pub fn msm_resident<G: DeviceGroup>(
     let mut tail_keys = gpu.zeros::<u32>(padded_threads, "alloc tail keys")?;
     // Every window's segment sums, reduced once at the end (no per-window wait).
     let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
+    let seg_cfg = grid((windows * segments) as usize);
     let accumulate = G::ACCUMULATE[min_blocks as usize - 1];
     let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
 
     for w in 0..windows {
         gpu.stream.memset_zeros(&mut counts).map_err(cuda_err("memset counts"))?;
-        gpu.stream.memset_zeros(&mut buckets).map_err(cuda_err("memset buckets"))?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_histogram"));
         l.arg(&d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut counts);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
@@ -215,6 +218,7 @@ pub fn msm_resident<G: DeviceGroup>(
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
         mark(|p| &mut p.sort_ms)?;
 
+        let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
         let mut l = gpu.stream.launch_builder(gpu.kernel(accumulate));
         l.arg(d_bases)
             .arg(&idx)
@@ -223,7 +227,7 @@ pub fn msm_resident<G: DeviceGroup>(
             .arg(&nb)
             .arg(&k)
             .arg(&threads)
-            .arg(&mut buckets)
+            .arg(&mut bucket_row)
             .arg(&mut heads)
             .arg(&mut head_keys)
             .arg(&mut tails)
@@ -233,18 +237,17 @@ pub fn msm_resident<G: DeviceGroup>(
         mark(|p| &mut p.accumulate_ms)?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
-        l.arg(&mut buckets).arg(&starts).arg(&nb).arg(&k).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
+        l.arg(&mut bucket_row).arg(&starts).arg(&nb).arg(&k).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket.
         unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
         mark(|p| &mut p.fixup_ms)?;
-
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
-        l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&w).arg(&mut seg_out);
-        // SAFETY: kernel signature in cuda/msm.cu; writes segments points at
-        // window·segments, inside seg_out's windows·segments.
-        unsafe { l.launch(grid(segments as usize)) }.map_err(cuda_err(G::SEGMENTS))?;
-        mark(|p| &mut p.segments_ms)?;
     }
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
+    l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&windows).arg(&mut seg_out);
+    // SAFETY: kernel signature in cuda/msm.cu; reads windows rows of nb buckets,
+    // writes windows·segments points, seg_out's size.
+    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS))?;
+    mark(|p| &mut p.segments_ms)?;
     let window_sums = reduce::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
     mark(|p| &mut p.reduce_ms)?;
     // Σ_w 2^(c·w)·W_w by Horner from the top window.

@@ -39,6 +39,14 @@ pub fn g2_peak_bytes_per_point(g2_msm_on_device: bool) -> usize {
     }
 }
 
+/// Bytes of the largest MSM bucket table phase 2 may hold beside the
+/// per-element and per-point peaks above (`MsmTuning::bucket_bytes` for the
+/// default tuning of `points` points; G2's 384-byte points when its MSM runs
+/// on the device, G1's 192 otherwise).
+pub fn msm_bucket_bytes(points: usize, g2_msm_on_device: bool) -> usize {
+    super::MsmTuning::for_points(points).bucket_bytes(if g2_msm_on_device { 384 } else { 192 })
+}
+
 /// The key's query vectors uploaded in phase 2 (h, l, a, b_g1, b_g2), registered with
 /// `CU_MEMHOSTREGISTER_PORTABLE` (pinned for every context); unregistered on
 /// drop, which [`Srs`](crate::srs::Srs) runs before freeing the vectors.
@@ -166,7 +174,8 @@ impl GpuBackend {
             Err(e) => return Admission::Fallback(e.message),
         };
         let g2_points = self.key_g2_points.load(std::sync::atomic::Ordering::SeqCst);
-        let peak = (COMPUTE_PEAK_BYTES_PER_ELEMENT * n).max(g2_peak_bytes_per_point(settings.g2_msm_on_device) * g2_points);
+        let peak = (COMPUTE_PEAK_BYTES_PER_ELEMENT * n).max(g2_peak_bytes_per_point(settings.g2_msm_on_device) * g2_points)
+            + msm_bucket_bytes(n.max(g2_points), settings.g2_msm_on_device);
         let reserve = settings.vram_margin + peak;
         // The pre-stage pool's cache can serve only pre-stages, not a computing
         // call's phase 2 (default pool): count at most `need` of it.

@@ -17,10 +17,21 @@ pub struct MsmTuning {
 }
 
 impl MsmTuning {
-    /// The defaults for `n` points: wider windows for bigger inputs (at most 16 bits).
+    /// The defaults for `n` points: wider windows for bigger inputs (at most
+    /// 16 bits below 2^24 points, 17 from 2^24 on: one window fewer), 32
+    /// points per accumulation thread, the unbounded-register kernel in blocks
+    /// of 128 (3 blocks per SM fit its registers, 1 of 256 did). Chosen from
+    /// the launch-choice sweep on the H200 (notes/GPU.md, session 5).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
-        MsmTuning { window_bits: lg.saturating_sub(3).clamp(4, 16), points_per_thread: 32, min_blocks: 1, block: 256 }
+        let window_bits = if n >= 1 << 24 { 17 } else { lg.saturating_sub(3).clamp(4, 16) };
+        MsmTuning { window_bits, points_per_thread: 32, min_blocks: 1, block: 128 }
+    }
+
+    /// Device bytes of the all-windows bucket table for points of
+    /// `point_bytes` bytes (xyzz: 192 in G1, 384 in G2): ⌈255/c⌉ · 2^c points.
+    pub fn bucket_bytes(&self, point_bytes: usize) -> usize {
+        255usize.div_ceil(self.window_bits as usize) * (point_bytes << self.window_bits)
     }
 
     /// Panics on a choice the kernels cannot run (a programming error).
