@@ -3,8 +3,8 @@
 //   histogram of digits -> exclusive scan (bucket starts) -> scatter point
 //   indices into bucket order (a counting sort) -> accumulate each bucket's
 //   points (balanced: each thread takes K consecutive sorted points and hands
-//   runs that cross its range to a fix-up pass) into that window's row of an
-//   all-windows bucket table.
+//   runs that cross its range to merge levels and a fix-up pass) into that
+//   window's row of an all-windows bucket table.
 // Then, once for all windows: sum_d d*B_d by segments of buckets (running
 // sums) -> one Jacobian point per window.
 // The host combines the windows: sum_w 2^(c*w) * W_w.
@@ -103,21 +103,70 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
     else { tails[t] = acc; tail_keys[t] = cur; }
 }
 
-// buckets[d] += every head/tail partial of bucket d (one thread per bucket).
+// The accumulation's partial sums, read in the order heads[0], tails[0],
+// heads[1], tails[1], ... (entry i: heads[i/2] if i is even, else tails[i/2];
+// INVALID keys skipped), are sorted by bucket, and each bucket's partials
+// are contiguous. One merge level: thread u sums entries [u*K, u*K + K) run
+// by run, like the accumulation. A run strictly inside its range is all that
+// is left of its bucket and is written to buckets[key] (that bucket had no
+// direct write: level 0 wrote only buckets without partials); its first and
+// last runs become this level's heads_out/tails_out. Each level divides the
+// entries by K/2, so a bucket holding most of the points (skewed scalars: many
+// equal small values) is summed in log levels, not by one thread.
 template<class point_t>
-__device__ __forceinline__ void msm_fixup(point_t* buckets, const uint32_t* starts, uint32_t nb, uint32_t K,
-                                          const point_t* heads, const uint32_t* head_keys,
-                                          const point_t* tails, const uint32_t* tail_keys) {
+__device__ __forceinline__ void msm_merge_partials(const point_t* heads, const uint32_t* head_keys,
+                                                   const point_t* tails, const uint32_t* tail_keys,
+                                                   size_t entries, uint32_t K, size_t threads, point_t* buckets,
+                                                   point_t* heads_out, uint32_t* head_keys_out,
+                                                   point_t* tails_out, uint32_t* tail_keys_out) {
+    size_t u = global_tid();
+    if (u >= threads) return;
+    head_keys_out[u] = INVALID;
+    tail_keys_out[u] = INVALID;
+    size_t lo = u * (size_t)K, hi = min(lo + K, entries);
+    point_t acc;
+    acc.inf();
+    uint32_t cur = INVALID;
+    bool first = true;
+    for (size_t i = lo; i < hi; i++) {
+        uint32_t k = (i & 1) ? tail_keys[i >> 1] : head_keys[i >> 1];
+        if (k == INVALID) continue;
+        if (k != cur) {
+            if (cur != INVALID) {
+                if (first) { heads_out[u] = acc; head_keys_out[u] = cur; first = false; }
+                else buckets[cur] = acc;
+            }
+            acc.inf();
+            cur = k;
+        }
+        point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
+        acc.add(p);
+    }
+    if (cur == INVALID) return;
+    if (first) { heads_out[u] = acc; head_keys_out[u] = cur; }
+    else { tails_out[u] = acc; tail_keys_out[u] = cur; }
+}
+
+// buckets[d] += the partials of bucket d among the last level's `entries`
+// (few: the host merges until at most MERGE_FINAL_ENTRIES are left); one
+// thread per bucket.
+template<class point_t>
+__device__ __forceinline__ void msm_fixup(point_t* buckets, uint32_t nb, const point_t* heads,
+                                          const uint32_t* head_keys, const point_t* tails,
+                                          const uint32_t* tail_keys, size_t entries) {
     uint32_t d = (uint32_t)global_tid();
     if (d == 0 || d >= nb) return;
-    uint32_t s = starts[d], e = starts[d + 1];
-    if (s == e) return;
     point_t acc = buckets[d];
-    for (uint32_t t = s / K; t <= (e - 1) / K; t++) {
-        if (head_keys[t] == d) { point_t h = heads[t]; acc.add(h); }
-        if (tail_keys[t] == d) { point_t h = tails[t]; acc.add(h); }
+    bool touched = false;
+    for (size_t i = 0; i < entries; i++) {
+        uint32_t k = (i & 1) ? tail_keys[i >> 1] : head_keys[i >> 1];
+        if (k == INVALID || k < d) continue;
+        if (k > d) break;
+        point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
+        acc.add(p);
+        touched = true;
     }
-    buckets[d] = acc;
+    if (touched) buckets[d] = acc;
 }
 
 // Segment s of window w covers digits [1 + s*L, 1 + (s+1)*L) ∩ [1, nb) of
@@ -171,10 +220,17 @@ __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint
     MSM_ACCUMULATE_KERNEL(G, _occ1, )                                                                             \
     MSM_ACCUMULATE_KERNEL(G, _occ2, __launch_bounds__(256, 2))                                                    \
     MSM_ACCUMULATE_KERNEL(G, _occ3, __launch_bounds__(256, 3))                                                    \
-    extern "C" __global__ void msm_fixup_##G(G##_xyzz_t* buckets, const uint32_t* starts, uint32_t nb,           \
-                                             uint32_t K, const G##_xyzz_t* heads, const uint32_t* head_keys,      \
-                                             const G##_xyzz_t* tails, const uint32_t* tail_keys) {                \
-        msm_fixup(buckets, starts, nb, K, heads, head_keys, tails, tail_keys);                                    \
+    extern "C" __global__ void msm_merge_partials_##G(                                                            \
+        const G##_xyzz_t* heads, const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys,  \
+        size_t entries, uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads_out,                   \
+        uint32_t* head_keys_out, G##_xyzz_t* tails_out, uint32_t* tail_keys_out) {                                \
+        msm_merge_partials(heads, head_keys, tails, tail_keys, entries, K, threads, buckets, heads_out,           \
+                           head_keys_out, tails_out, tail_keys_out);                                              \
+    }                                                                                                             \
+    extern "C" __global__ void msm_fixup_##G(G##_xyzz_t* buckets, uint32_t nb, const G##_xyzz_t* heads,          \
+                                             const uint32_t* head_keys, const G##_xyzz_t* tails,                  \
+                                             const uint32_t* tail_keys, size_t entries) {                         \
+        msm_fixup(buckets, nb, heads, head_keys, tails, tail_keys, entries);                                      \
     }                                                                                                             \
     extern "C" __global__ void msm_bucket_segments_##G(const G##_xyzz_t* buckets, uint32_t nb, uint32_t L,       \
                                                        uint32_t segments, uint32_t windows, G##_xyzz_t* out) {    \

@@ -104,6 +104,12 @@ fn main() {
         let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, MsmTuning::for_points(n), 3)).unwrap();
         assert_eq!(got, want, "resident-bases MSM differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); {} |", profile(&p));
+        if lg == 24 {
+            // 90 % of the scalars equal: one bucket of window 0 holds most points.
+            let skewed: Vec<Scalar> = s.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();
+            let (ms, _, p) = gpu.with_pinned(&skewed, || gpu.msm_g1_resident_ms(&b, &skewed, MsmTuning::for_points(n), 3)).unwrap();
+            println!("| G1 MSM, 90 % of scalars equal to 3 | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in (3 runs); {} |", profile(&p));
+        }
         msm_inputs.push((lg, b, s, want));
     }
     // Launch-choice sweep at 2^BENCH_MSM_SWEEP_LOG (24): every choice must give

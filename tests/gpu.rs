@@ -152,7 +152,16 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     for i in (5..n).step_by(13) {
         bases[i] = bases[i - 5];
     }
-    for (name, sc) in [("mostly 0/1", &mostly_bits), ("all zero", &zeros), ("random, infinity + repeated bases", &random)] {
+    // 90 % of the scalars equal (one bucket of window 0 holds most points:
+    // the merge levels, not one thread, sum it).
+    let skewed: Vec<Scalar> =
+        random.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();
+    for (name, sc) in [
+        ("mostly 0/1", &mostly_bits),
+        ("all zero", &zeros),
+        ("random, infinity + repeated bases", &random),
+        ("90 % equal to 3", &skewed),
+    ] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, sc);
         assert_eq!(gpu.backend().msm_g1(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");
         eprintln!("MSM 2^{lg} {name}: match");
@@ -183,7 +192,7 @@ fn gpu_msm_launch_choices_match_cpu() {
     let mut rng = ChaCha20Rng::seed_from_u64(s + 12);
     let inputs = [("random", random_scalars(n, s + 13)), ("mostly 0/1", mostly_bits(n, &mut rng))];
     let wants: Vec<_> = inputs.iter().map(|(_, sc)| cpu_msm::msm::<cpu_msm::G1>(&bases, sc)).collect();
-    for window_bits in [9, 13, 17] {
+    for window_bits in [9, 17, 18] {
         for points_per_thread in [1, 16, 64] {
             for min_blocks in [1, 2, 3] {
                 for block in [64, 256] {
@@ -197,6 +206,17 @@ fn gpu_msm_launch_choices_match_cpu() {
         }
     }
     eprintln!("MSM {n} points, 54 launch choices x (random, mostly 0/1): match");
+    // A skewed input at the default choice, big enough for three merge levels.
+    let n = 1 << 18;
+    let bases = random_bases(n, s + 14);
+    let skewed: Vec<Scalar> = random_scalars(n, s + 15)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| if i % 10 == 0 { r } else { Scalar::from(2u64) })
+        .collect();
+    let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &skewed);
+    assert_eq!(gpu.backend().msm_g1(&bases, &skewed).unwrap(), want, "MSM 2^18, 90 % equal to 2");
+    eprintln!("MSM 2^18, 90 % of scalars equal to 2: match");
 }
 
 #[test]
@@ -276,6 +296,9 @@ fn gpu_memory_is_returned_after_operations() {
         gpu.backend().msm_g1(&bases, &scalars).unwrap();
         gpu.backend().quotient([&scalars, &scalars, &scalars], 1 << 16, None).unwrap();
     }
+    // What the pipeline does at the end of every phase 2: wait, then return
+    // the pool's cached memory (what is still allocated stays).
+    gpu.backend().end_compute().unwrap();
     let after = gpu.free_bytes().unwrap();
     eprintln!("free VRAM before {before} after {after}");
     assert!(after + (64 << 20) >= before, "free VRAM dropped from {before} to {after}");

@@ -43,6 +43,8 @@ const KERNELS: &[&str] = &[
     "msm_accumulate_g2_occ1",
     "msm_accumulate_g2_occ2",
     "msm_accumulate_g2_occ3",
+    "msm_merge_partials_g1",
+    "msm_merge_partials_g2",
     "msm_fixup_g1",
     "msm_fixup_g2",
     "msm_bucket_segments_g1",

@@ -13,6 +13,9 @@ use crate::error::Result;
 
 /// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/common.cuh).
 const REDUCE_THREADS: u32 = 128;
+/// Partials one merge-level thread sums, and the count left for the fix-up.
+const MERGE_K: u32 = 32;
+const MERGE_FINAL_ENTRIES: usize = 64;
 /// Buckets per segment of the Σ d·B_d step.
 const SEGMENT: u32 = 32;
 /// Points per batch-addition thread.
@@ -32,6 +35,7 @@ pub trait DeviceGroup {
     const REDUCE: &'static str;
     /// The accumulation kernel per register budget (MsmTuning::min_blocks 1, 2, 3).
     const ACCUMULATE: [&'static str; 3];
+    const MERGE: &'static str;
     const FIXUP: &'static str;
     const SEGMENTS: &'static str;
     /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
@@ -51,6 +55,7 @@ impl DeviceGroup for G1 {
     const BATCH_ADD: &'static str = "g1_batch_add";
     const REDUCE: &'static str = "g1_reduce_groups";
     const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g1_occ1", "msm_accumulate_g1_occ2", "msm_accumulate_g1_occ3"];
+    const MERGE: &'static str = "msm_merge_partials_g1";
     const FIXUP: &'static str = "msm_fixup_g1";
     const SEGMENTS: &'static str = "msm_bucket_segments_g1";
     fn from_jacobian(w: &[u64]) -> G1Projective {
@@ -71,6 +76,7 @@ impl DeviceGroup for G2 {
     const BATCH_ADD: &'static str = "g2_batch_add";
     const REDUCE: &'static str = "g2_reduce_groups";
     const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g2_occ1", "msm_accumulate_g2_occ2", "msm_accumulate_g2_occ3"];
+    const MERGE: &'static str = "msm_merge_partials_g2";
     const FIXUP: &'static str = "msm_fixup_g2";
     const SEGMENTS: &'static str = "msm_bucket_segments_g2";
     fn from_jacobian(w: &[u64]) -> G2Projective {
@@ -81,6 +87,39 @@ impl DeviceGroup for G2 {
         }
         // SAFETY: G2Projective is repr(transparent) over blst_p2 (Jacobian, Montgomery).
         unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(p) }
+    }
+}
+
+/// Per-thread partial sums of one accumulation or merge level: the first
+/// run's sum and bucket (heads) and the last run's, if different (tails);
+/// keys INVALID where a slot holds nothing.
+struct Partials {
+    heads: CudaSlice<u64>,
+    head_keys: CudaSlice<u32>,
+    tails: CudaSlice<u64>,
+    tail_keys: CudaSlice<u32>,
+}
+
+impl Partials {
+    fn alloc<G: DeviceGroup>(gpu: &Exec, slots: usize) -> Result<Self> {
+        Ok(Partials {
+            heads: gpu.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial heads")?,
+            head_keys: gpu.zeros::<u32>(slots, "alloc partial head keys")?,
+            tails: gpu.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial tails")?,
+            tail_keys: gpu.zeros::<u32>(slots, "alloc partial tail keys")?,
+        })
+    }
+}
+
+/// `levels[from]` to read and `levels[to]` to write (from ≠ to).
+fn pick(levels: &mut [Partials; 3], from: usize, to: usize) -> (&Partials, &mut Partials) {
+    assert_ne!(from, to);
+    let [a, b, c] = levels;
+    match (from, to) {
+        (0, 1) => (a, b),
+        (2, 1) => (c, b),
+        (1, 2) => (b, c),
+        _ => unreachable!("merge levels go 0 → 1 → 2 → 1 …"),
     }
 }
 
@@ -188,10 +227,14 @@ pub fn msm_resident<G: DeviceGroup>(
     let row = G::XYZZ_WORDS * nb as usize;
     let mut buckets = gpu.zeros::<u64>(row * windows as usize, "alloc buckets")?;
     let padded_threads = threads.div_ceil(block as usize) * block as usize;
-    let mut heads = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc heads")?;
-    let mut tails = gpu.zeros::<u64>(G::XYZZ_WORDS * padded_threads, "alloc tails")?;
-    let mut head_keys = gpu.zeros::<u32>(padded_threads, "alloc head keys")?;
-    let mut tail_keys = gpu.zeros::<u32>(padded_threads, "alloc tail keys")?;
+    // Partial sums: level 0 (one slot per accumulation thread), then two
+    // ping-pong buffers for the merge levels (the first merge level is the largest).
+    let merge_threads = (2 * threads).div_ceil(MERGE_K as usize);
+    let mut levels = [
+        Partials::alloc::<G>(gpu, padded_threads)?,
+        Partials::alloc::<G>(gpu, merge_threads)?,
+        Partials::alloc::<G>(gpu, merge_threads.div_ceil(MERGE_K as usize / 2).max(1))?,
+    ];
     // Every window's segment sums, reduced once at the end (no per-window wait).
     let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
     let seg_cfg = grid((windows * segments) as usize);
@@ -228,17 +271,46 @@ pub fn msm_resident<G: DeviceGroup>(
             .arg(&k)
             .arg(&threads)
             .arg(&mut bucket_row)
-            .arg(&mut heads)
-            .arg(&mut head_keys)
-            .arg(&mut tails)
-            .arg(&mut tail_keys);
+            .arg(&mut levels[0].heads)
+            .arg(&mut levels[0].head_keys)
+            .arg(&mut levels[0].tails)
+            .arg(&mut levels[0].tail_keys);
         // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
         unsafe { l.launch(acc_cfg) }.map_err(cuda_err(accumulate))?;
         mark(|p| &mut p.accumulate_ms)?;
 
+        // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
+        // (every bucket's share is then summed by log levels, however skewed
+        // the scalars), then one fix-up thread per bucket.
+        let (mut from, mut entries) = (0usize, 2 * threads);
+        while entries > MERGE_FINAL_ENTRIES {
+            let to = if from == 1 { 2 } else { 1 };
+            let out_threads = entries.div_ceil(MERGE_K as usize);
+            let (input, output) = pick(&mut levels, from, to);
+            let mut l = gpu.stream.launch_builder(gpu.kernel(G::MERGE));
+            l.arg(&input.heads)
+                .arg(&input.head_keys)
+                .arg(&input.tails)
+                .arg(&input.tail_keys)
+                .arg(&entries)
+                .arg(&MERGE_K)
+                .arg(&out_threads)
+                .arg(&mut bucket_row)
+                .arg(&mut output.heads)
+                .arg(&mut output.head_keys)
+                .arg(&mut output.tails)
+                .arg(&mut output.tail_keys);
+            let cfg = LaunchConfig { grid_dim: (out_threads.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+            // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
+            // slots) entries, writes out_threads ≤ output slots (sized for the
+            // first merge level, the largest).
+            unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE))?;
+            (from, entries) = (to, 2 * out_threads);
+        }
+        let last = &levels[from];
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
-        l.arg(&mut bucket_row).arg(&starts).arg(&nb).arg(&k).arg(&heads).arg(&head_keys).arg(&tails).arg(&tail_keys);
-        // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket.
+        l.arg(&mut bucket_row).arg(&nb).arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries);
+        // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, `entries` partials read.
         unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
         mark(|p| &mut p.fixup_ms)?;
     }

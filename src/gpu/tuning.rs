@@ -52,6 +52,7 @@ pub struct MsmProfile {
     /// Bucket sort: memsets, histogram, scan, scatter.
     pub sort_ms: f64,
     pub accumulate_ms: f64,
+    /// Merge levels of the partial sums and the per-bucket fix-up.
     pub fixup_ms: f64,
     /// Σ d·B_d by segments.
     pub segments_ms: f64,
