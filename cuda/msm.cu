@@ -30,15 +30,24 @@ extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsi
     if (d) atomicAdd(&counts[d], 1u);
 }
 
-// Exclusive scan of counts[0..nb) into starts[0..nb], starts[nb] = total; one block.
-extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, uint32_t* cursors, uint32_t nb) {
+// Exclusive scan of counts[0..nb) into starts[0..nb], starts[nb] = total; one
+// block. Also *big = 1 if some bucket holds more than big_points points (the
+// merge levels then run, see msm_merge_partials), else 0.
+extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, uint32_t* cursors, uint32_t nb,
+                                    uint32_t big_points, uint32_t* big) {
     __shared__ uint32_t sums[1024];
+    __shared__ uint32_t largest;
+    if (threadIdx.x == 0) largest = 0;
     uint32_t per = (nb + blockDim.x - 1) / blockDim.x;
     uint32_t lo = threadIdx.x * per, hi = min(lo + per, nb);
-    uint32_t s = 0;
-    for (uint32_t i = lo; i < hi; i++) s += counts[i];
+    uint32_t s = 0, m = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        s += counts[i];
+        m = max(m, counts[i]);
+    }
     sums[threadIdx.x] = s;
     __syncthreads();
+    atomicMax(&largest, m);
     if (threadIdx.x == 0) {
         uint32_t acc = 0;
         for (unsigned t = 0; t < blockDim.x; t++) {
@@ -49,6 +58,7 @@ extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, ui
         starts[nb] = acc;
     }
     __syncthreads();
+    if (threadIdx.x == 0) *big = largest > big_points;
     uint32_t acc = sums[threadIdx.x];
     for (uint32_t i = lo; i < hi; i++) {
         starts[i] = acc;
@@ -112,15 +122,17 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
 // direct write: level 0 wrote only buckets without partials); its first and
 // last runs become this level's heads_out/tails_out. Each level divides the
 // entries by K/2, so a bucket holding most of the points (skewed scalars: many
-// equal small values) is summed in log levels, not by one thread.
+// equal small values) is summed in log levels, not by one thread. The levels
+// run only when msm_scan found such a bucket (*big); otherwise the fix-up
+// walks each bucket's few level-0 partials directly (less depth).
 template<class point_t>
 __device__ __forceinline__ void msm_merge_partials(const point_t* heads, const uint32_t* head_keys,
                                                    const point_t* tails, const uint32_t* tail_keys,
                                                    size_t entries, uint32_t K, size_t threads, point_t* buckets,
                                                    point_t* heads_out, uint32_t* head_keys_out,
-                                                   point_t* tails_out, uint32_t* tail_keys_out) {
+                                                   point_t* tails_out, uint32_t* tail_keys_out, const uint32_t* big) {
     size_t u = global_tid();
-    if (u >= threads) return;
+    if (!*big || u >= threads) return;
     head_keys_out[u] = INVALID;
     tail_keys_out[u] = INVALID;
     size_t lo = u * (size_t)K, hi = min(lo + K, entries);
@@ -147,24 +159,37 @@ __device__ __forceinline__ void msm_merge_partials(const point_t* heads, const u
     else { tails_out[u] = acc; tail_keys_out[u] = cur; }
 }
 
-// buckets[d] += the partials of bucket d among the last level's `entries`
-// (few: the host merges until at most MERGE_FINAL_ENTRIES are left); one
-// thread per bucket.
+// buckets[d] += the partials of bucket d; one thread per bucket. With *big,
+// from the last merge level's `entries` (few: the host merges until at most
+// MERGE_FINAL_ENTRIES are left); otherwise from level 0, where bucket d's
+// partials are those of the threads covering its sorted positions
+// [starts[d], starts[d+1]) — at most big_points / K + 2 of them.
 template<class point_t>
-__device__ __forceinline__ void msm_fixup(point_t* buckets, uint32_t nb, const point_t* heads,
-                                          const uint32_t* head_keys, const point_t* tails,
-                                          const uint32_t* tail_keys, size_t entries) {
+__device__ __forceinline__ void msm_fixup(point_t* buckets, uint32_t nb, const uint32_t* starts, uint32_t K,
+                                          const point_t* heads0, const uint32_t* head_keys0,
+                                          const point_t* tails0, const uint32_t* tail_keys0,
+                                          const point_t* heads, const uint32_t* head_keys, const point_t* tails,
+                                          const uint32_t* tail_keys, size_t entries, const uint32_t* big) {
     uint32_t d = (uint32_t)global_tid();
     if (d == 0 || d >= nb) return;
     point_t acc = buckets[d];
     bool touched = false;
-    for (size_t i = 0; i < entries; i++) {
-        uint32_t k = (i & 1) ? tail_keys[i >> 1] : head_keys[i >> 1];
-        if (k == INVALID || k < d) continue;
-        if (k > d) break;
-        point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
-        acc.add(p);
-        touched = true;
+    if (*big) {
+        for (size_t i = 0; i < entries; i++) {
+            uint32_t k = (i & 1) ? tail_keys[i >> 1] : head_keys[i >> 1];
+            if (k == INVALID || k < d) continue;
+            if (k > d) break;
+            point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
+            acc.add(p);
+            touched = true;
+        }
+    } else {
+        uint32_t s = starts[d], e = starts[d + 1];
+        if (s == e) return;
+        for (uint32_t t = s / K; t <= (e - 1) / K; t++) {
+            if (head_keys0[t] == d) { point_t h = heads0[t]; acc.add(h); touched = true; }
+            if (tail_keys0[t] == d) { point_t h = tails0[t]; acc.add(h); touched = true; }
+        }
     }
     if (touched) buckets[d] = acc;
 }
@@ -223,14 +248,17 @@ __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint
     extern "C" __global__ void msm_merge_partials_##G(                                                            \
         const G##_xyzz_t* heads, const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys,  \
         size_t entries, uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads_out,                   \
-        uint32_t* head_keys_out, G##_xyzz_t* tails_out, uint32_t* tail_keys_out) {                                \
+        uint32_t* head_keys_out, G##_xyzz_t* tails_out, uint32_t* tail_keys_out, const uint32_t* big) {           \
         msm_merge_partials(heads, head_keys, tails, tail_keys, entries, K, threads, buckets, heads_out,           \
-                           head_keys_out, tails_out, tail_keys_out);                                              \
+                           head_keys_out, tails_out, tail_keys_out, big);                                         \
     }                                                                                                             \
-    extern "C" __global__ void msm_fixup_##G(G##_xyzz_t* buckets, uint32_t nb, const G##_xyzz_t* heads,          \
-                                             const uint32_t* head_keys, const G##_xyzz_t* tails,                  \
-                                             const uint32_t* tail_keys, size_t entries) {                         \
-        msm_fixup(buckets, nb, heads, head_keys, tails, tail_keys, entries);                                      \
+    extern "C" __global__ void msm_fixup_##G(                                                                     \
+        G##_xyzz_t* buckets, uint32_t nb, const uint32_t* starts, uint32_t K, const G##_xyzz_t* heads0,           \
+        const uint32_t* head_keys0, const G##_xyzz_t* tails0, const uint32_t* tail_keys0, const G##_xyzz_t* heads, \
+        const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys, size_t entries,            \
+        const uint32_t* big) {                                                                                    \
+        msm_fixup(buckets, nb, starts, K, heads0, head_keys0, tails0, tail_keys0, heads, head_keys, tails,        \
+                  tail_keys, entries, big);                                                                       \
     }                                                                                                             \
     extern "C" __global__ void msm_bucket_segments_##G(const G##_xyzz_t* buckets, uint32_t nb, uint32_t L,       \
                                                        uint32_t segments, uint32_t windows, G##_xyzz_t* out) {    \

@@ -13,9 +13,14 @@ use crate::error::Result;
 
 /// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/common.cuh).
 const REDUCE_THREADS: u32 = 128;
-/// Partials one merge-level thread sums, and the count left for the fix-up.
-const MERGE_K: u32 = 32;
+/// Partials one merge-level thread sums (depth per level; the entries shrink
+/// by MERGE_K/2 per level), and the count left for the fix-up.
+const MERGE_K: u32 = 8;
 const MERGE_FINAL_ENTRIES: usize = 64;
+/// The merge levels run for a window whose largest bucket spans more than
+/// this many accumulation threads (K points each); below it the fix-up's
+/// per-bucket walk over level-0 partials is shallower than the levels.
+const MERGE_ABOVE_PARTIALS: u32 = 64;
 /// Buckets per segment of the Σ d·B_d step.
 const SEGMENT: u32 = 32;
 /// Points per batch-addition thread.
@@ -220,6 +225,10 @@ pub fn msm_resident<G: DeviceGroup>(
     let mut counts = gpu.zeros::<u32>(nb as usize, "alloc counts")?;
     let mut starts = gpu.zeros::<u32>(nb as usize + 1, "alloc starts")?;
     let mut cursors = gpu.zeros::<u32>(nb as usize, "alloc cursors")?;
+    // Set per window by msm_scan: some bucket holds more than big_points
+    // points, so the merge levels run (else they return at once).
+    let mut big = gpu.zeros::<u32>(1, "alloc merge flag")?;
+    let big_points = MERGE_ABOVE_PARTIALS * k;
     let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
     let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
     // Row w holds window w's buckets (zeroed once: every bucket is written by
@@ -249,9 +258,10 @@ pub fn msm_resident<G: DeviceGroup>(
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scan"));
-        l.arg(&counts).arg(&mut starts).arg(&mut cursors).arg(&nb);
+        l.arg(&counts).arg(&mut starts).arg(&mut cursors).arg(&nb).arg(&big_points).arg(&mut big);
         let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t); nb, nb+1, nb elements.
+        // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t, uint32_t, uint32_t*);
+        // nb, nb+1, nb elements and one flag.
         unsafe { l.launch(one_block) }.map_err(cuda_err("msm_scan"))?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scatter"));
@@ -299,7 +309,8 @@ pub fn msm_resident<G: DeviceGroup>(
                 .arg(&mut output.heads)
                 .arg(&mut output.head_keys)
                 .arg(&mut output.tails)
-                .arg(&mut output.tail_keys);
+                .arg(&mut output.tail_keys)
+                .arg(&big);
             let cfg = LaunchConfig { grid_dim: (out_threads.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
             // slots) entries, writes out_threads ≤ output slots (sized for the
@@ -307,10 +318,13 @@ pub fn msm_resident<G: DeviceGroup>(
             unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE))?;
             (from, entries) = (to, 2 * out_threads);
         }
-        let last = &levels[from];
+        let (first, last) = (&levels[0], &levels[from]);
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
-        l.arg(&mut bucket_row).arg(&nb).arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries);
-        // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, `entries` partials read.
+        l.arg(&mut bucket_row).arg(&nb).arg(&starts).arg(&k);
+        l.arg(&first.heads).arg(&first.head_keys).arg(&first.tails).arg(&first.tail_keys);
+        l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(&big);
+        // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
+        // level 0's partials of its positions or the last level's `entries`.
         unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
         mark(|p| &mut p.fixup_ms)?;
     }
