@@ -47,6 +47,14 @@ pub trait Backend: Sync {
     /// uploads stay pageable. Default: nothing to do.
     fn pin_key(&self, _srs: &crate::srs::Srs) {}
 
+    /// Phase 1's gate, taken before the memory lock and dropped after it:
+    /// waits for host-memory registrations in flight on this device (driver
+    /// calls that would stall phase 1's allocations inside the lock) and keeps
+    /// new ones out until phase 1 is over. Default: none.
+    fn phase1_gate(&self) -> Option<std::sync::RwLockReadGuard<'_, ()>> {
+        None
+    }
+
     /// Phase 1: decides from measured free memory whether every circuit's
     /// a, b, c fit on the device, and if so allocates them and issues the
     /// uploads. Never waits for other streams; any failure is a fallback.

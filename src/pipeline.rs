@@ -425,9 +425,11 @@ fn locked_phases<B: Backend + ?Sized>(
     };
     let (admission, compute) = match settings.locks {
         LockMode::Two => {
+            let gate = backend.phase1_gate();
             let mem = locks.mem_timed();
             let admission = stage(report);
             report.mem = Some(mem.release());
+            drop(gate);
             (admission, locks.compute_timed())
         }
         LockMode::Single => {

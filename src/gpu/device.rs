@@ -72,6 +72,13 @@ pub struct Gpu {
     /// Calls in flight that have not finished phase 1 yet (the pre-stages
     /// the pool should be ready for, see `GpuBackend::grow_stage_pool`).
     pub awaiting_stage: AtomicUsize,
+    /// Held exclusively around each `cuMemHostRegister`/`Unregister` of a
+    /// call's a/b/c (phases 0 and 3) and shared by phase 1 from before the
+    /// memory lock until after it: those driver calls hold a driver-wide lock
+    /// for tens of ms (512 MiB at 2^24), and a phase-1 allocation made
+    /// meanwhile waited for it inside the memory lock (40–50 ms holds on the
+    /// H200, session 5). The wait now happens before the lock.
+    pub host_registration: std::sync::RwLock<()>,
     /// The pool phase 1 allocates pre-stages from, apart from the default
     /// pool that phase 2 uses and trims: it keeps its memory while calls are
     /// in flight, so a phase 1 reuses a finished call's pre-stage instead of
@@ -97,7 +104,7 @@ impl Gpu {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
         let stage_pool = StagePool(Self::create_pool(ordinal)?);
-        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), stage_pool };
+        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), host_registration: Default::default(), stage_pool };
         gpu.keep_pool_memory(gpu.pool()?)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
         Ok(gpu)

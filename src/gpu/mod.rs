@@ -184,6 +184,9 @@ impl crate::backend::Backend for GpuBackend {
         *self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()) = why.clone();
         why
     }
+    fn phase1_gate(&self) -> Option<std::sync::RwLockReadGuard<'_, ()>> {
+        Some(self.exec.gpu.host_registration.read().unwrap_or_else(|p| p.into_inner()))
+    }
     fn prestage(&self, inputs: &[crate::backend::Abc<'_>], n: usize) -> crate::backend::Admission {
         let not_pinned = self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let admission = self.prestage_inputs(inputs, n, not_pinned.as_deref());

@@ -126,9 +126,12 @@ impl GpuBackend {
         let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         for v in inputs.iter().flatten().filter(|v| !v.is_empty()) {
             let (ptr, bytes) = (v.as_ptr() as *mut c_void, std::mem::size_of_val(*v));
-            // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
-            // call (caller contract); it is unregistered in phase 3 (`unpin`).
-            let r = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) };
+            let r = {
+                let _gate = self.exec.gpu.host_registration.write().unwrap_or_else(|p| p.into_inner());
+                // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
+                // call (caller contract); it is unregistered in phase 3 (`unpin`).
+                unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) }
+            };
             if r != cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS {
                 drop(pins);
                 self.unpin_inputs();
@@ -151,6 +154,7 @@ impl GpuBackend {
         let _ = self.upload.synchronize();
         let _ = self.exec.stream.synchronize();
         for p in pins {
+            let _gate = self.exec.gpu.host_registration.write().unwrap_or_else(|p| p.into_inner());
             // SAFETY: registered by `pin_inputs` and not yet unregistered.
             let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(p as *mut c_void) };
         }
