@@ -228,7 +228,7 @@ pub fn msm_resident<G: DeviceGroup>(
     // Set per window by msm_scan: some bucket holds more than big_points
     // points, so the merge levels run (else they return at once).
     let mut big = gpu.zeros::<u32>(1, "alloc merge flag")?;
-    let big_points = MERGE_ABOVE_PARTIALS * k;
+    let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
     let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
     let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
     // Row w holds window w's buckets (zeroed once: every bucket is written by
