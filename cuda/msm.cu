@@ -229,22 +229,14 @@ __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint
     out[t] = sum;
 }
 
-// The point kernels per group. The accumulation comes in three register
-// budgets (the kernel is latency-bound on random base reads, so more resident
-// warps can beat fewer spill-free ones): _occ1 unbounded, _occ2 and _occ3 ask
-// the compiler to fit 2 and 3 blocks of 256 threads per SM. src/gpu/msm.rs
-// picks one (MsmTuning).
-#define MSM_ACCUMULATE_KERNEL(G, SUFFIX, BOUNDS)                                                                  \
-    extern "C" __global__ void BOUNDS msm_accumulate_##G##SUFFIX(                                                 \
+// The point kernels per group.
+#define MSM_POINT_KERNELS(G)                                                                                      \
+    extern "C" __global__ void msm_accumulate_##G(                                                                \
         const G##_affine_t* bases, const uint32_t* idx, const uint32_t* keys, const uint32_t* starts, uint32_t nb, \
         uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads, uint32_t* head_keys,                  \
         G##_xyzz_t* tails, uint32_t* tail_keys) {                                                                 \
         msm_accumulate(bases, idx, keys, starts, nb, K, threads, buckets, heads, head_keys, tails, tail_keys);    \
-    }
-#define MSM_POINT_KERNELS(G)                                                                                      \
-    MSM_ACCUMULATE_KERNEL(G, _occ1, )                                                                             \
-    MSM_ACCUMULATE_KERNEL(G, _occ2, __launch_bounds__(256, 2))                                                    \
-    MSM_ACCUMULATE_KERNEL(G, _occ3, __launch_bounds__(256, 3))                                                    \
+    }                                                                                                             \
     extern "C" __global__ void msm_merge_partials_##G(                                                            \
         const G##_xyzz_t* heads, const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys,  \
         size_t entries, uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads_out,                   \

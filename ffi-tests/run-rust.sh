@@ -20,6 +20,10 @@ export SUPRASEAL_C2_FIL_PARAMS="${SUPRASEAL_C2_FIL_PARAMS:-${XDG_CACHE_HOME:-$HO
 export FIL_PROOFS_PARAMETER_CACHE="$SUPRASEAL_C2_FIL_PARAMS"
 export FIL_PROOFS_PARENT_CACHE="$SUPRASEAL_C2_FIL_PARAMS"
 mkdir -p "$SUPRASEAL_C2_FIL_PARAMS"
+# These workspaces build our crate again (their own target dirs) and run on
+# the CPU: build them CPU-only (the kernel build, minutes per architecture,
+# is covered by the main build) unless NVCC is set for this script.
+export NVCC="${RUST_CALLERS_NVCC:-off}"
 
 start=$SECONDS
 declare -a summary=()

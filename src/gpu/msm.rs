@@ -38,8 +38,7 @@ pub trait DeviceGroup {
     const JAC_WORDS: usize;
     const BATCH_ADD: &'static str;
     const REDUCE: &'static str;
-    /// The accumulation kernel per register budget (MsmTuning::min_blocks 1, 2, 3).
-    const ACCUMULATE: [&'static str; 3];
+    const ACCUMULATE: &'static str;
     const MERGE: &'static str;
     const FIXUP: &'static str;
     const SEGMENTS: &'static str;
@@ -59,7 +58,7 @@ impl DeviceGroup for G1 {
     const JAC_WORDS: usize = 18;
     const BATCH_ADD: &'static str = "g1_batch_add";
     const REDUCE: &'static str = "g1_reduce_groups";
-    const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g1_occ1", "msm_accumulate_g1_occ2", "msm_accumulate_g1_occ3"];
+    const ACCUMULATE: &'static str = "msm_accumulate_g1";
     const MERGE: &'static str = "msm_merge_partials_g1";
     const FIXUP: &'static str = "msm_fixup_g1";
     const SEGMENTS: &'static str = "msm_bucket_segments_g1";
@@ -80,7 +79,7 @@ impl DeviceGroup for G2 {
     const JAC_WORDS: usize = 36;
     const BATCH_ADD: &'static str = "g2_batch_add";
     const REDUCE: &'static str = "g2_reduce_groups";
-    const ACCUMULATE: [&'static str; 3] = ["msm_accumulate_g2_occ1", "msm_accumulate_g2_occ2", "msm_accumulate_g2_occ3"];
+    const ACCUMULATE: &'static str = "msm_accumulate_g2";
     const MERGE: &'static str = "msm_merge_partials_g2";
     const FIXUP: &'static str = "msm_fixup_g2";
     const SEGMENTS: &'static str = "msm_bucket_segments_g2";
@@ -200,7 +199,7 @@ pub fn msm_resident<G: DeviceGroup>(
     if n == 0 {
         return Ok(G::Projective::identity());
     }
-    let MsmTuning { window_bits: c, points_per_thread: k, min_blocks, block } = tuning;
+    let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
     let nb = 1u32 << c;
     let windows = 255u32.div_ceil(c);
     let threads = n.div_ceil(k as usize);
@@ -247,7 +246,7 @@ pub fn msm_resident<G: DeviceGroup>(
     // Every window's segment sums, reduced once at the end (no per-window wait).
     let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
     let seg_cfg = grid((windows * segments) as usize);
-    let accumulate = G::ACCUMULATE[min_blocks as usize - 1];
+    let accumulate = G::ACCUMULATE;
     let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
 
     for w in 0..windows {

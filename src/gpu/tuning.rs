@@ -9,9 +9,6 @@ pub struct MsmTuning {
     pub window_bits: u32,
     /// Sorted points one accumulation thread sums (K).
     pub points_per_thread: u32,
-    /// Accumulation kernel variant: the compiler fits this many blocks of 256
-    /// threads per SM (1: no register cap, 2: ≤ 128 registers, 3: ≤ 80).
-    pub min_blocks: u32,
     /// Threads per block of the accumulation launch (a multiple of 32, ≤ 256).
     pub block: u32,
 }
@@ -19,13 +16,14 @@ pub struct MsmTuning {
 impl MsmTuning {
     /// The defaults for `n` points: wider windows for bigger inputs (at most
     /// 16 bits below 2^24 points, 17 from 2^24 on: one window fewer), 32
-    /// points per accumulation thread, the unbounded-register kernel in blocks
-    /// of 128 (3 blocks per SM fit its registers, 1 of 256 did). Chosen from
-    /// the launch-choice sweep on the H200 (notes/GPU.md, session 5).
+    /// points per accumulation thread, blocks of 128 for the accumulation (3
+    /// blocks per SM fit its registers, 1 of 256 did). Chosen from the
+    /// launch-choice sweep on the H200 (notes/GPU.md, session 5; register-capped
+    /// variants of the kernel were no faster and were dropped).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 24 { 17 } else { lg.saturating_sub(3).clamp(4, 16) };
-        MsmTuning { window_bits, points_per_thread: 32, min_blocks: 1, block: 128 }
+        MsmTuning { window_bits, points_per_thread: 32, block: 128 }
     }
 
     /// Device bytes of the all-windows bucket table for points of
@@ -37,7 +35,7 @@ impl MsmTuning {
     /// Panics on a choice the kernels cannot run (a programming error).
     pub fn check(&self) {
         assert!((1..=20).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);
-        assert!(self.points_per_thread >= 1 && (1..=3).contains(&self.min_blocks), "msm: {self:?}");
+        assert!(self.points_per_thread >= 1, "msm: {self:?}");
         assert!(self.block % 32 == 0 && (32..=256).contains(&self.block), "msm: block of {}", self.block);
     }
 }
