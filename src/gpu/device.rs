@@ -81,6 +81,14 @@ pub struct Gpu {
     /// mapping new memory, which on the H200 waited ~0.1–0.2 s for the
     /// kernels running on the device. Trimmed when the device goes idle.
     stage_pool: StagePool,
+    /// Pre-stage vectors no call holds (see [`Gpu::take_idle_stage`]): a
+    /// phase 2 hands its staged a/b/c back here instead of freeing them, and
+    /// the next phase 1 takes them without any driver allocation. A
+    /// stream-ordered allocation from the pool while another call computed
+    /// took ~50 ms now and then on the H200 (session 5: 3–6 of 36 memory-lock
+    /// holds), even with the pool's cache large enough. Emptied when the
+    /// device goes idle.
+    stage_idle: Mutex<Vec<CudaSlice<u64>>>,
 }
 
 /// A `CUmemoryPool` handle (a driver object the whole context may use).
@@ -100,7 +108,7 @@ impl Gpu {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
         let stage_pool = StagePool(Self::create_pool(ordinal)?);
-        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), host_registration: Default::default(), stage_pool };
+        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), host_registration: Default::default(), stage_pool, stage_idle: Default::default() };
         gpu.keep_pool_memory(gpu.pool()?)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
         Ok(gpu)
@@ -139,6 +147,48 @@ impl Gpu {
             let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
             Error::new(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
         })
+    }
+
+    /// An idle pre-stage vector of exactly `words` u64, if any. Its last
+    /// user may still be running on another call's stream: cudarc's events on
+    /// the buffer make the next stream that writes it wait for that on the
+    /// device, so taking it waits for nothing here.
+    pub fn take_idle_stage(&self, words: usize) -> Option<CudaSlice<u64>> {
+        let mut idle = self.stage_idle.lock().unwrap_or_else(|p| p.into_inner());
+        let i = idle.iter().position(|v| v.len() == words)?;
+        Some(idle.swap_remove(i))
+    }
+
+    /// Hands a pre-stage vector back to the idle list (its last uses are
+    /// recorded in its events; see [`Gpu::take_idle_stage`]).
+    pub fn keep_idle_stage(&self, v: CudaSlice<u64>) {
+        self.stage_idle.lock().unwrap_or_else(|p| p.into_inner()).push(v);
+    }
+
+    /// Bytes of idle pre-stage vectors of `words` u64 each. Vectors of any
+    /// other length (calls of another domain size) are freed back to the
+    /// pre-stage pool (`cuMemFreeAsync` on their stream, after their last
+    /// use: no wait here), where an allocation of this size can reuse them.
+    pub fn idle_stage_bytes(&self, words: usize) -> usize {
+        let mut idle = self.stage_idle.lock().unwrap_or_else(|p| p.into_inner());
+        let (keep, other): (Vec<_>, Vec<_>) = std::mem::take(&mut *idle).into_iter().partition(|v| v.len() == words);
+        *idle = keep;
+        let bytes = idle.len() * words * 8;
+        drop(idle);
+        drop(other);
+        bytes
+    }
+
+    /// Frees every idle pre-stage vector and waits for the frees (on their
+    /// own streams only), so that a pool trim after it returns the memory;
+    /// called when the device goes idle.
+    pub fn release_idle_stages(&self) {
+        let idle = std::mem::take(&mut *self.stage_idle.lock().unwrap_or_else(|p| p.into_inner()));
+        for v in idle {
+            let stream = v.stream().clone();
+            drop(v);
+            let _ = stream.synchronize();
+        }
     }
 
     /// Sets the default pool's release threshold to "never": by default the

@@ -135,14 +135,16 @@ impl GpuBackend {
         [a, b, c]: crate::backend::Abc<'_>,
         n: usize,
         staged: Option<crate::backend::Staged>,
-    ) -> Result<cudarc::driver::CudaSlice<u64>> {
+    ) -> Result<stage::ScalarBuf> {
         let (da, db, dc) = match staged.map(|s| s.0.downcast::<stage::StagedAbc>()) {
-            Some(Ok(s)) => (s.a, s.b, s.c),
-            _ => (
-                ntt::upload_padded(&self.exec, a, n, "upload a")?,
-                ntt::upload_padded(&self.exec, b, n, "upload b")?,
-                ntt::upload_padded(&self.exec, c, n, "upload c")?,
-            ),
+            Some(Ok(s)) => {
+                let s = *s;
+                (s.a, s.b, s.c)
+            }
+            _ => {
+                let up = |v, what| ntt::upload_padded(&self.exec, v, n, what).map(stage::ScalarBuf::owned);
+                (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?)
+            }
         };
         ntt::quotient(&self.exec, da, db, dc, n)
     }
@@ -153,8 +155,10 @@ impl Drop for GpuBackend {
     fn drop(&mut self) {
         self.stage_done();
         self.unpin_inputs();
-        // The last call in flight returns the pool's cache to the device.
+        // The last call in flight returns the idle pre-stage vectors and the
+        // pools' caches to the device.
         if self.exec.gpu.active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            self.exec.gpu.release_idle_stages();
             let _ = self.upload.synchronize();
             let _ = self.exec.stream.synchronize();
             let _ = self.exec.gpu.trim_pool();
@@ -222,12 +226,13 @@ impl crate::backend::Backend for GpuBackend {
         bases: &[G1Affine],
     ) -> Result<(blstrs::G1Projective, std::time::Duration, std::time::Duration)> {
         let t = std::time::Instant::now();
-        let coeffs = self.quotient_on_device(abc, n, staged)?;
+        let mut coeffs = self.quotient_on_device(abc, n, staged)?;
         // Only this call's stream: the phase times stay per step.
         self.exec.stream.synchronize().map_err(device::cuda_err("synchronize after the quotient"))?;
         let ntt_time = t.elapsed();
         let t = std::time::Instant::now();
-        let h = msm::msm_device_scalars::<msm::G1>(&self.exec, bases, coeffs)?;
+        let h = msm::msm_device_scalars::<msm::G1>(&self.exec, bases, &mut coeffs)?;
+        drop(coeffs);
         Ok((h, ntt_time, t.elapsed()))
     }
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<blstrs::G1Projective> {
@@ -402,8 +407,8 @@ impl GpuBackendHandle {
             let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
             gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
             let run = |profile: Option<&mut MsmProfile>| -> Result<blstrs::G1Projective> {
-                let d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), d_scalars, tuning, profile)
+                let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), &mut d_scalars, tuning, profile)
             };
             let mut times = Vec::with_capacity(reps);
             let mut last = run(None)?; // warm-up

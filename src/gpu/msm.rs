@@ -164,14 +164,14 @@ pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) 
     if bases.is_empty() {
         return Ok(G::Projective::identity());
     }
-    let d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-    msm_device_scalars::<G>(gpu, bases, d_scalars)
+    let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+    msm_device_scalars::<G>(gpu, bases, &mut d_scalars)
 }
 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
-/// consumed, converted in place).
-pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: CudaSlice<u64>) -> Result<G::Projective> {
+/// overwritten: converted out of Montgomery form in place).
+pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>) -> Result<G::Projective> {
     let n = bases.len();
     if n == 0 {
         return Ok(G::Projective::identity());
@@ -183,14 +183,14 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
 /// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
 /// at least n affine points (`G::Affine::WORDS` u64 words each, blst's
 /// layout, Montgomery form, infinity all zero), `d_scalars` at least 4·n
-/// words (Montgomery form; consumed, converted in place). With `profile`,
+/// words (Montgomery form; overwritten: converted in place). With `profile`,
 /// every launch is followed by a stream synchronisation and timed into it.
 /// Errors: a CUDA error (allocation, launch or copy) naming the call.
 pub fn msm_resident<G: DeviceGroup>(
     gpu: &Exec,
     d_bases: &CudaSlice<u64>,
     n: usize,
-    mut d_scalars: CudaSlice<u64>,
+    d_scalars: &mut CudaSlice<u64>,
     tuning: MsmTuning,
     mut profile: Option<&mut MsmProfile>,
 ) -> Result<G::Projective> {
@@ -216,7 +216,7 @@ pub fn msm_resident<G: DeviceGroup>(
     };
 
     let mut b = gpu.stream.launch_builder(gpu.kernel("fr_from_montgomery"));
-    b.arg(&mut d_scalars).arg(&n);
+    b.arg(&mut *d_scalars).arg(&n);
     // SAFETY: (fr_t*, size_t); n scalars.
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_from_montgomery"))?;
     mark(|p| &mut p.convert_ms)?;
@@ -252,7 +252,7 @@ pub fn msm_resident<G: DeviceGroup>(
     for w in 0..windows {
         gpu.stream.memset_zeros(&mut counts).map_err(cuda_err("memset counts"))?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_histogram"));
-        l.arg(&d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut counts);
+        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut counts);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
 
@@ -264,7 +264,7 @@ pub fn msm_resident<G: DeviceGroup>(
         unsafe { l.launch(one_block) }.map_err(cuda_err("msm_scan"))?;
 
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scatter"));
-        l.arg(&d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut cursors).arg(&mut idx).arg(&mut keys);
+        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut cursors).arg(&mut idx).arg(&mut keys);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
         // at most n positions are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;

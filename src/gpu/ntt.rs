@@ -9,6 +9,7 @@ use ff::{Field, PrimeField};
 
 use super::device::{cuda_err, grid, Exec};
 use super::limbs;
+use super::stage::ScalarBuf;
 use crate::cpu::ntt::root_of_unity;
 use crate::error::Result;
 
@@ -136,9 +137,10 @@ pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<C
 
 /// See [`crate::backend::Backend::quotient`]; `da`, `db`, `dc` hold the
 /// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
-/// form) and are consumed: b and c are freed right after the pointwise step.
-/// Returns the n coefficients on the device, in `da`'s buffer.
-pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: CudaSlice<u64>, n: usize) -> Result<CudaSlice<u64>> {
+/// form) and are consumed: b and c are dropped (freed, or handed back to the
+/// idle pre-stage list) right after the pointwise step. Returns the n
+/// coefficients on the device, in `da`'s buffer.
+pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: usize) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
     let omega = root_of_unity(lg_n);
     let tw_fwd = powers(gpu, omega, (n / 2).max(1))?;
@@ -161,10 +163,10 @@ pub fn quotient(gpu: &Exec, mut da: CudaSlice<u64>, db: CudaSlice<u64>, dc: Cuda
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let k = consts(gpu, &[z_inv])?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("fr_quotient_pointwise"));
-        l.arg(&mut da).arg(&db).arg(&dc).arg(&k).arg(&n);
+        l.arg(&mut *da).arg(&*db).arg(&*dc).arg(&k).arg(&n);
         // SAFETY: (fr_t*, const fr_t*, const fr_t*, const fr_t*, size_t); all hold n scalars.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("fr_quotient_pointwise"))?;
-        // b and c are freed here, right after the pointwise step.
+        // b and c are dropped here, right after the pointwise step.
     }
     ntt(gpu, &mut da, &tw_inv, lg_n)?;
     mul_powers(gpu, &mut da, g.invert().unwrap(), n_inv, n)?;

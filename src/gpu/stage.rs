@@ -2,19 +2,22 @@
 //! pre-staging them on the device under the memory lock, and unpinning.
 //!
 //! Phase 1 uses only operations that wait for no other stream:
-//! `cuMemGetInfo`, stream-ordered allocation from the pre-stage pool on this
-//! call's upload stream (which maps new memory when the pool is short: once
-//! per burst, see `grow_stage_pool`), `cuMemcpyHtoDAsync` from pinned memory
-//! and `cuMemsetD8Async` for the zero padding. cudarc records a write event per buffer; the compute stream
-//! waits on those events when phase 2 first uses a buffer. Nothing here waits
-//! for another stream, trims the pool or frees memory another stream uses.
+//! `cuMemGetInfo`, pool attribute queries, idle pre-stage vectors handed back
+//! by earlier calls (no driver allocation: see [`ScalarBuf`]), stream-ordered
+//! allocation from the pre-stage pool on this call's upload stream when there
+//! are too few (which maps new memory when the pool is short: once per burst,
+//! see `grow_stage_pool`), `cuMemcpyHtoDAsync` from pinned memory and
+//! `cuMemsetD8Async` for the zero padding. cudarc records a write event per
+//! buffer; the compute stream waits on those events when phase 2 first uses a
+//! buffer. Nothing here waits for another stream, trims the pool or frees
+//! memory another stream uses.
 
 use std::ffi::c_void;
 
 use blstrs::Scalar;
 use cudarc::driver::CudaSlice;
 
-use super::device::{check_alloc, cuda_err};
+use super::device::{check_alloc, cuda_err, Gpu};
 use super::{limbs, GpuBackend};
 use crate::backend::{Abc, Admission, Staged};
 use crate::config::FaultPhase;
@@ -100,8 +103,9 @@ pub(super) fn pin_key(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, srs: &c
 
 /// How many pre-stage vectors a call should hold at once to grow the pool
 /// for itself and `others` waiting calls of its shape (`own` vectors each),
-/// given `have` vectors cached and room for `room` newly mapped ones; `None`
-/// when the cache covers it or the call's own allocations are all the growth.
+/// given `have` vectors ready (idle, or in the pre-stage pool's cache) and
+/// room for `room` newly mapped ones; `None` when those cover it or the
+/// call's own allocations are all the growth.
 pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Option<usize> {
     let target = ((others + 1) * own).min(have + room);
     (others > 0 && target > have.max(own)).then_some(target)
@@ -110,9 +114,53 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
 /// One circuit's a, b, c on the device: 4·n u64 words each (n scalars in
 /// Montgomery form, zero-padded past `abc_size`).
 pub struct StagedAbc {
-    pub a: CudaSlice<u64>,
-    pub b: CudaSlice<u64>,
-    pub c: CudaSlice<u64>,
+    pub a: ScalarBuf,
+    pub b: ScalarBuf,
+    pub c: ScalarBuf,
+}
+
+/// A device vector of scalars (4 u64 words per scalar, Montgomery form) that
+/// phase 2 computes in: this call's own allocation, freed on drop like any
+/// `CudaSlice` (stream-ordered), or a pre-stage vector, which on drop goes
+/// back to its device's idle list for the next phase 1 instead
+/// ([`Gpu::keep_idle_stage`]; the memory stays mapped until the device goes
+/// idle). Either way dropping it waits for nothing.
+pub struct ScalarBuf {
+    buf: Option<CudaSlice<u64>>,
+    lender: Option<std::sync::Arc<Gpu>>,
+}
+
+impl ScalarBuf {
+    /// A buffer freed on drop.
+    pub fn owned(buf: CudaSlice<u64>) -> Self {
+        ScalarBuf { buf: Some(buf), lender: None }
+    }
+
+    /// A pre-stage vector handed back to `gpu`'s idle list on drop.
+    pub fn staged(buf: CudaSlice<u64>, gpu: std::sync::Arc<Gpu>) -> Self {
+        ScalarBuf { buf: Some(buf), lender: Some(gpu) }
+    }
+}
+
+impl std::ops::Deref for ScalarBuf {
+    type Target = CudaSlice<u64>;
+    fn deref(&self) -> &CudaSlice<u64> {
+        self.buf.as_ref().expect("ScalarBuf holds its buffer until dropped")
+    }
+}
+
+impl std::ops::DerefMut for ScalarBuf {
+    fn deref_mut(&mut self) -> &mut CudaSlice<u64> {
+        self.buf.as_mut().expect("ScalarBuf holds its buffer until dropped")
+    }
+}
+
+impl Drop for ScalarBuf {
+    fn drop(&mut self) {
+        if let (Some(buf), Some(gpu)) = (self.buf.take(), self.lender.take()) {
+            gpu.keep_idle_stage(buf);
+        }
+    }
 }
 
 impl GpuBackend {
@@ -181,9 +229,13 @@ impl GpuBackend {
         let peak = (COMPUTE_PEAK_BYTES_PER_ELEMENT * n).max(g2_peak_bytes_per_point(settings.g2_msm_on_device) * g2_points)
             + msm_bucket_bytes(n.max(g2_points), settings.g2_msm_on_device);
         let reserve = settings.vram_margin + peak;
-        // The pre-stage pool's cache can serve only pre-stages, not a computing
-        // call's phase 2 (default pool): count at most `need` of it.
-        let usable = free.saturating_sub(stage_cached) + stage_cached.min(need);
+        // Idle pre-stage vectors of this size and the pre-stage pool's cache
+        // can serve only pre-stages, not a computing call's phase 2 (default
+        // pool): count at most `need` of them. (`free` counts the cache, not
+        // the idle vectors: the driver sees those as in use.)
+        let idle = self.exec.gpu.idle_stage_bytes(4 * n);
+        let reusable = (stage_cached + idle).min(need);
+        let usable = free.saturating_sub(stage_cached) + reusable;
         let avail = settings.effective_free(usable, total);
         if need + reserve > avail {
             return Admission::Fallback(format!(
@@ -191,56 +243,55 @@ impl GpuBackend {
             ));
         }
         // Device memory that new pool mappings may take: what admission
-        // counted beyond the reserve, less the cache it counted (ready-mapped).
-        let new_room = avail - reserve - stage_cached.min(need);
-        self.grow_stage_pool(3 * inputs.len(), n, new_room, stage_cached);
+        // counted beyond the reserve, less the reusable memory it counted.
+        let new_room = avail - reserve - reusable;
+        self.grow_stage_pool(3 * inputs.len(), n, new_room, stage_cached, idle);
         let mut staged = Vec::with_capacity(inputs.len());
         for abc in inputs {
             match self.stage_one(abc, n) {
                 Ok(s) => staged.push(Staged(Box::new(s))),
-                // Dropping `staged` frees on the upload stream, which only
-                // this call has used: no other stream is waited for.
+                // Dropping `staged` hands its vectors back to the idle list.
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
             }
         }
         Admission::Staged(staged)
     }
 
-    /// Readies the pre-stage pool for this call and the calls queued behind it.
+    /// Readies enough idle pre-stage vectors for this call and the calls
+    /// queued behind it.
     ///
-    /// Growing the pool maps new device memory, and on the H200 a growth
-    /// while another call's kernels or copies ran took 20–150 ms, inside the
+    /// A new vector maps new device memory, and on the H200 a mapping while
+    /// another call's kernels or copies ran took 20–150 ms, inside the
     /// memory lock (session-4 bench: every memory-lock hold over 20 ms was a
-    /// growth). So the call that finds the pool short grows it at once for
+    /// growth). So the call that finds too few grows the set at once for
     /// itself and every call in flight that has not staged yet (assumed to be
-    /// of this call's shape: `own_vectors` vectors of `n` scalars): it holds
-    /// that many vectors at once — the pool's cache serves the first ones, the
-    /// rest are mapped — and frees them on its upload stream straight away
-    /// (nothing is queued there yet, so the free completes at once and any
-    /// stream can reuse the memory). The pool keeps them ("never" release
-    /// threshold) until the device goes idle. New mappings take at most
-    /// `new_room` bytes (free memory beyond the compute reserve); an
-    /// allocation failure just ends the growth. Not counted by
-    /// `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked here instead). This is a
-    /// blocking driver call under the memory lock, made once per burst
-    /// instead of once per call.
-    fn grow_stage_pool(&self, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize) {
+    /// of this call's shape: `own_vectors` vectors of `n` scalars): it
+    /// allocates the missing vectors on its upload stream (the pool's cache
+    /// serves the first ones, the rest are mapped) and puts them on the idle
+    /// list, where they stay, handed from call to call, until the device
+    /// goes idle. New mappings take at most `new_room` bytes (free memory
+    /// beyond the compute reserve); an allocation failure just ends the
+    /// growth. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked
+    /// here instead). This is a blocking driver call under the memory lock,
+    /// made once per burst instead of once per call.
+    fn grow_stage_pool(&self, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize, idle: usize) {
         let vec_bytes = 32 * n;
         let others = self.exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
-        let Some(target) = growth_target(others, own_vectors, stage_cached / vec_bytes, new_room / vec_bytes) else {
+        let idle_vectors = idle / vec_bytes;
+        let Some(target) = growth_target(others, own_vectors, (stage_cached + idle) / vec_bytes, new_room / vec_bytes) else {
             return;
         };
         let t = std::time::Instant::now();
-        let mut held = Vec::with_capacity(target);
-        for _ in 0..target {
-            // SAFETY: never read; freed below without use.
+        let mut got = idle_vectors;
+        while got < target {
+            // SAFETY: handed out by `take_idle_stage` only to `stage_one`,
+            // which writes every word before any read.
             match unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
-                Ok(d) => held.push(d),
+                Ok(d) => self.exec.gpu.keep_idle_stage(d),
                 Err(_) => break,
             }
+            got += 1;
         }
-        let got = held.len();
-        drop(held);
         self.step(&format!("pool to {got} vectors"), t);
     }
 
@@ -253,12 +304,26 @@ impl GpuBackend {
     }
 
     fn stage_one(&self, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
-        let one = |v: &[Scalar], what: &'static str| -> Result<CudaSlice<u64>> {
-            check_alloc(&self.exec.gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
+        let gpu = &self.exec.gpu;
+        let one = |v: &[Scalar], what: &'static str| -> Result<ScalarBuf> {
             let t = std::time::Instant::now();
-            // SAFETY: every word is written below (copy, then zero padding) before any read.
-            let mut d = unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, what) }?;
-            self.step("alloc", t);
+            let mut d = match gpu.take_idle_stage(4 * n) {
+                Some(d) => {
+                    let d = ScalarBuf::staged(d, gpu.clone());
+                    // Counted for fault injection (on error, dropping `d` hands
+                    // it back); it takes no new memory.
+                    check_alloc(gpu, &self.exec.settings, FaultPhase::Phase1, 0, what)?;
+                    self.step("reuse", t);
+                    d
+                }
+                None => {
+                    check_alloc(gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
+                    // SAFETY: every word is written below (copy, then zero padding) before any read.
+                    let d = unsafe { gpu.stage_alloc(&self.upload, 4 * n, what) }?;
+                    self.step("alloc", t);
+                    ScalarBuf::staged(d, gpu.clone())
+                }
+            };
             let t = std::time::Instant::now();
             self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
             if v.len() < n {
