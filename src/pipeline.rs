@@ -484,7 +484,8 @@ fn locked_phases<B: Backend + ?Sized>(
         }
         Ok(out)
     })();
-    // Staged inputs of circuits not reached (an error) are freed before the trim.
+    // Staged inputs of circuits not reached (an error) are dropped (freed, or
+    // handed back to the idle pre-stage list) before the trim.
     drop(staged);
     let end = backend.end_compute();
     report.free_after = backend.free_memory();

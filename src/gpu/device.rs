@@ -142,11 +142,18 @@ impl Gpu {
         // cudarc unwraps the creation of the slice's two events: a failure
         // there is a panic, caught here so that the memory is freed and the
         // call falls back with an error instead.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, words))).map_err(|_| {
+        let mut slice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, words))).map_err(|_| {
             // SAFETY: `ptr` came from the allocation above and nothing else refers to it.
             let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
             Error::new(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
-        })
+        })?;
+        // The pool may hand out memory whose free is still pending on another
+        // stream and orders only `stream` after it; recording the buffer's
+        // write event here makes every later user (another call's upload or
+        // compute stream, when the buffer goes through the idle list) wait
+        // for this allocation point too.
+        drop(cudarc::driver::DevicePtrMut::device_ptr_mut(&mut slice, stream).1);
+        Ok(slice)
     }
 
     /// An idle pre-stage vector of exactly `words` u64, if any. Its last
@@ -181,9 +188,16 @@ impl Gpu {
 
     /// Frees every idle pre-stage vector and waits for the frees (on their
     /// own streams only), so that a pool trim after it returns the memory;
-    /// called when the device goes idle.
+    /// called when the device goes idle (a call that started meanwhile keeps
+    /// the list: it counted on it in admission).
     pub fn release_idle_stages(&self) {
-        let idle = std::mem::take(&mut *self.stage_idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let idle = {
+            let mut list = self.stage_idle.lock().unwrap_or_else(|p| p.into_inner());
+            if self.active.load(Ordering::SeqCst) != 0 {
+                return;
+            }
+            std::mem::take(&mut *list)
+        };
         for v in idle {
             let stream = v.stream().clone();
             drop(v);
@@ -300,7 +314,8 @@ pub fn reset_fault_counters() {
 
 /// Admission for one device allocation of `bytes` in `phase`: fails with
 /// `CUDA_ERROR_OUT_OF_MEMORY` when it is the injected fault, or when a
-/// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full. The message names `what`.
+/// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full (not checked for
+/// `bytes == 0`, a reused buffer). The message names `what`.
 pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
     let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
     if settings.fault == Some((count, phase)) {
@@ -309,7 +324,8 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
             format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
         ));
     }
-    if let Some(limit) = settings.vram_limit {
+    // `bytes == 0`: a reused buffer, counted for fault injection only.
+    if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
         let (free, total) = gpu.available()?;
         let used = total.saturating_sub(free);
         if used + bytes > limit {

@@ -310,8 +310,8 @@ impl GpuBackend {
             let mut d = match gpu.take_idle_stage(4 * n) {
                 Some(d) => {
                     let d = ScalarBuf::staged(d, gpu.clone());
-                    // Counted for fault injection (on error, dropping `d` hands
-                    // it back); it takes no new memory.
+                    // Counted for fault injection only (it takes no new
+                    // memory); on error, dropping `d` hands it back.
                     check_alloc(gpu, &self.exec.settings, FaultPhase::Phase1, 0, what)?;
                     self.step("reuse", t);
                     d
