@@ -75,12 +75,18 @@ pub struct Gpu {
     /// meanwhile waited for it inside the memory lock (40–50 ms holds on the
     /// H200, session 5). The wait now happens before the lock.
     pub host_registration: std::sync::RwLock<()>,
-    /// The pool phase 1 allocates pre-stages from, apart from the default
+    /// The pool phase 2 allocates from ([`Exec::upload`], [`Exec::zeros`])
+    /// and trims at its end. Ours, not the device's default pool: that one
+    /// belongs to every CUDA user of the process (the primary context is
+    /// shared), whose cached memory we must neither keep ("never" release
+    /// threshold, see [`Gpu::keep_pool_memory`]) nor trim.
+    compute_pool: Pool,
+    /// The pool phase 1 allocates pre-stages from, apart from the compute
     /// pool that phase 2 uses and trims: it keeps its memory while calls are
     /// in flight, so a phase 1 reuses a finished call's pre-stage instead of
     /// mapping new memory, which on the H200 waited ~0.1–0.2 s for the
     /// kernels running on the device. Trimmed when the device goes idle.
-    stage_pool: StagePool,
+    stage_pool: Pool,
     /// Pre-stage vectors no call holds (see [`Gpu::take_idle_stage`]): a
     /// phase 2 hands its staged a/b/c back here instead of freeing them, and
     /// the next phase 1 takes them without any driver allocation. A
@@ -91,12 +97,12 @@ pub struct Gpu {
     stage_idle: Mutex<Vec<CudaSlice<u64>>>,
 }
 
-/// A `CUmemoryPool` handle (a driver object the whole context may use).
-struct StagePool(cudarc::driver::sys::CUmemoryPool);
+/// A `CUmemoryPool` handle of ours (a driver object the whole context may use).
+struct Pool(cudarc::driver::sys::CUmemoryPool);
 // SAFETY: a pool handle is an opaque driver object, valid from any thread of the process.
-unsafe impl Send for StagePool {}
+unsafe impl Send for Pool {}
 // SAFETY: as above; the driver synchronises its use.
-unsafe impl Sync for StagePool {}
+unsafe impl Sync for Pool {}
 
 impl Gpu {
     fn open(ordinal: usize) -> Result<Gpu> {
@@ -107,9 +113,22 @@ impl Gpu {
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
-        let stage_pool = StagePool(Self::create_pool(ordinal)?);
-        let gpu = Gpu { ordinal, ctx, _first_stream: first, _module: module, funcs, active: AtomicUsize::new(0), awaiting_stage: AtomicUsize::new(0), host_registration: Default::default(), stage_pool, stage_idle: Default::default() };
-        gpu.keep_pool_memory(gpu.pool()?)?;
+        let compute_pool = Pool(Self::create_pool(ordinal)?);
+        let stage_pool = Pool(Self::create_pool(ordinal)?);
+        let gpu = Gpu {
+            ordinal,
+            ctx,
+            _first_stream: first,
+            _module: module,
+            funcs,
+            active: AtomicUsize::new(0),
+            awaiting_stage: AtomicUsize::new(0),
+            host_registration: Default::default(),
+            compute_pool,
+            stage_pool,
+            stage_idle: Default::default(),
+        };
+        gpu.keep_pool_memory(gpu.compute_pool.0)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
         Ok(gpu)
     }
@@ -136,13 +155,24 @@ impl Gpu {
     /// The memory is uninitialised: write it before reading it.
     /// Errors: the CUDA error, naming `what`.
     pub unsafe fn stage_alloc(&self, stream: &Arc<CudaStream>, words: usize, what: &str) -> Result<CudaSlice<u64>> {
+        self.alloc_in(&self.stage_pool, stream, words, what)
+    }
+
+    /// A stream-ordered allocation of `len` elements of `T` from `pool` on
+    /// `stream` (at least one byte is allocated, so that an empty buffer
+    /// still has an address to free).
+    ///
+    /// # Safety
+    /// The memory is uninitialised: write it before reading it.
+    /// Errors: the CUDA error, naming `what`.
+    unsafe fn alloc_in<T>(&self, pool: &Pool, stream: &Arc<CudaStream>, len: usize, what: &str) -> Result<CudaSlice<T>> {
         self.ctx.bind_to_thread().map_err(cuda_err(what))?;
-        let ptr = cudarc::driver::result::mem_pool::alloc_async(self.stage_pool.0, words * 8, stream.cu_stream())
-            .map_err(cuda_err(what))?;
+        let bytes = (len * std::mem::size_of::<T>()).max(1);
+        let ptr = cudarc::driver::result::mem_pool::alloc_async(pool.0, bytes, stream.cu_stream()).map_err(cuda_err(what))?;
         // cudarc unwraps the creation of the slice's two events: a failure
         // there is a panic, caught here so that the memory is freed and the
         // call falls back with an error instead.
-        let mut slice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, words))).map_err(|_| {
+        let mut slice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, len))).map_err(|_| {
             // SAFETY: `ptr` came from the allocation above and nothing else refers to it.
             let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
             Error::new(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
@@ -152,7 +182,7 @@ impl Gpu {
         // write event here makes every later user (another call's upload or
         // compute stream, when the buffer goes through the idle list) wait
         // for this allocation point too.
-        drop(cudarc::driver::DevicePtrMut::device_ptr_mut(&mut slice, stream).1);
+        drop(cudarc::driver::DevicePtrMut::<T>::device_ptr_mut(&mut slice, stream).1);
         Ok(slice)
     }
 
@@ -205,12 +235,13 @@ impl Gpu {
         }
     }
 
-    /// Sets the default pool's release threshold to "never": by default the
+    /// Sets one of our pools' release threshold to "never": by default a
     /// pool unmaps freed memory at every stream synchronisation, so the next
     /// stream-ordered allocation maps memory anew, and mapping waited for
     /// running kernels on the H200 (memory-lock holds of ~0.5 s at p99 while
     /// another call computed). Memory goes back to the device only through
-    /// [`Gpu::trim_pool`], under the compute lock or when the device is idle.
+    /// [`Gpu::trim_pool`] (under the compute lock) and
+    /// [`Gpu::trim_stage_pool`] (when the device is idle).
     fn keep_pool_memory(&self, pool: cudarc::driver::sys::CUmemoryPool) -> Result<()> {
         let mut never: u64 = u64::MAX;
         // SAFETY: RELEASE_THRESHOLD is a cuuint64_t read from `never`; `pool` is one of ours.
@@ -240,18 +271,11 @@ impl Gpu {
         self.ctx.new_stream().map_err(cuda_err("cuStreamCreate"))
     }
 
-    fn pool(&self) -> Result<cudarc::driver::sys::CUmemoryPool> {
-        self.ctx.bind_to_thread().map_err(cuda_err("cuCtxSetCurrent"))?;
-        // SAFETY: the device handle comes from our live context.
-        unsafe { cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device()) }
-            .map_err(cuda_err("cuDeviceGetDefaultMemPool"))
-    }
-
-    /// Bytes the default and pre-stage pools keep mapped but no allocation
+    /// Bytes the compute and pre-stage pools keep mapped but no allocation
     /// uses: a stream-ordered allocation reuses them without mapping new
     /// memory. `cuMemGetInfo` counts them as used. (Pool queries; they wait for nothing.)
     pub fn pool_cached(&self) -> usize {
-        self.pool().map_or(0, Self::cached_in) + Self::cached_in(self.stage_pool.0)
+        Self::cached_in(self.compute_pool.0) + Self::cached_in(self.stage_pool.0)
     }
 
     /// Bytes the pre-stage pool keeps mapped but no pre-stage uses (part of
@@ -281,12 +305,12 @@ impl Gpu {
         Ok((free + self.pool_cached(), total))
     }
 
-    /// Returns the default memory pool's unused memory to the device
+    /// Returns the compute pool's unused memory to the device
     /// (`cuMemPoolTrimTo`). Called at the end of phase 2, under the compute
     /// lock, where waiting for other streams costs nothing.
     pub fn trim_pool(&self) -> Result<()> {
         // SAFETY: a valid pool of our device.
-        unsafe { cudarc::driver::result::mem_pool::trim_to(self.pool()?, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))
+        unsafe { cudarc::driver::result::mem_pool::trim_to(self.compute_pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))
     }
 
     /// Returns the pre-stage pool's unused memory to the device; called by
@@ -359,10 +383,14 @@ impl Exec {
         self.gpu.kernel(name)
     }
 
-    /// Copies `host` to a new device buffer (a phase-2 allocation).
+    /// Copies `host` to a new device buffer (a phase-2 allocation, from the
+    /// device's compute pool on this call's stream).
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, std::mem::size_of_val(host), what)?;
-        self.stream.clone_htod(host).map_err(cuda_err(what))
+        // SAFETY: every element is written by the copy before any read.
+        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, host.len(), what) }?;
+        self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
+        Ok(d)
     }
 
     /// A zeroed device buffer of `n` elements (a phase-2 allocation).
@@ -372,7 +400,10 @@ impl Exec {
         what: &str,
     ) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, n.max(1) * std::mem::size_of::<T>(), what)?;
-        self.stream.alloc_zeros(n.max(1)).map_err(cuda_err(what))
+        // SAFETY: zeroed below before any read.
+        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, n.max(1), what) }?;
+        self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;
+        Ok(d)
     }
 
     /// Copies a device buffer back (waits for this stream only).

@@ -230,7 +230,7 @@ impl GpuBackend {
             + msm_bucket_bytes(n.max(g2_points), settings.g2_msm_on_device);
         let reserve = settings.vram_margin + peak;
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
-        // can serve only pre-stages, not a computing call's phase 2 (default
+        // can serve only pre-stages, not a computing call's phase 2 (compute
         // pool): count at most `need` of them. (`free` counts the cache, not
         // the idle vectors: the driver sees those as in use.)
         let idle = self.exec.gpu.idle_stage_bytes(4 * n);
