@@ -44,10 +44,8 @@
 // the signatures are the compatibility contract, so the lint is allowed here.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use crate::abi::exports;
 use crate::abi::types::{fr_t, groth16_proof, CAssignment, RustError};
@@ -452,14 +450,6 @@ pub unsafe fn free_gpu_mutex(ptr: *mut c_void) {
     unsafe { exports::destroy_gpu_mutex(ptr) }
 }
 
-/// Circuit counts of the pending handles started through this API, so that
-/// [`finish_groth16_proof`] can check the length of its `proofs` slice.
-static PENDING_LEN: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
-
-fn pending_len(f: impl FnOnce(&mut HashMap<usize, usize>) -> Option<usize>) -> Option<usize> {
-    f(PENDING_LEN.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new))
-}
-
 /// Split form over [`Assignment`]s, part 1 (`generate_groth16_proofs_start_c`):
 /// validates, takes the locks, runs the device (or CPU) work, releases the
 /// locks and returns an opaque pending handle. The caller's buffers are not
@@ -494,7 +484,6 @@ pub fn start_groth16_proofs<S>(
         )
     };
     ok_or_panic(err);
-    pending_len(|m| m.insert(pending as usize, n));
     pending
 }
 
@@ -599,18 +588,19 @@ pub fn start_groth16_proof_on_gpu<S, D>(
 /// be uninitialised) and consumes the handle.
 ///
 /// Panics when `proofs.len()` differs from the start call's circuit count
-/// (checked for handles started through this API; the handle is then left
-/// pending, so [`drop_pending_proof`] can still free it), and with `EINVAL`
-/// when `handle` is not a live pending handle (NULL, finished or dropped).
+/// (the handle is then left pending, so [`drop_pending_proof`] can still
+/// free it), and with `EINVAL` when `handle` is not a live pending handle
+/// (NULL, finished, dropped or never returned by a start function).
 pub fn finish_groth16_proof<PR>(handle: *mut c_void, proofs: &mut [PR]) {
     check_types::<fr_t, PR>();
-    if let Some(n) = pending_len(|m| m.get(&(handle as usize)).copied()) {
+    // A handle that is not live reaches finalize, whose EINVAL names it.
+    if let Ok(n) = crate::abi::handles::pending_circuits(handle) {
         assert_eq!(proofs.len(), n, "proofs length (the start call had {n} circuits)");
     }
     // SAFETY: `proofs` holds as many proofs as the start call had circuits
-    // (checked above when known) and PR has the size of groth16_proof.
+    // (checked above for a live handle; finalize refuses any other) and PR
+    // has the size of groth16_proof.
     let err = unsafe { exports::finalize_groth16_proof_c(handle, proofs.as_mut_ptr() as *mut groth16_proof) };
-    pending_len(|m| m.remove(&(handle as usize)));
     ok_or_panic(err)
 }
 
@@ -622,6 +612,5 @@ pub fn finish_groth16_proof<PR>(handle: *mut c_void, proofs: &mut [PR]) {
 /// function. (The library recognises stale handles, so a double drop is
 /// harmless; the function stays `unsafe` for source compatibility.)
 pub unsafe fn drop_pending_proof(handle: *mut c_void) {
-    pending_len(|m| m.remove(&(handle as usize)));
     exports::destroy_pending_proof(handle)
 }

@@ -220,7 +220,7 @@ pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs
     expect_eq(|| "SRS b_g1 point count".into(), srs.b_g1.len(), b_points, "b_inp_popcount + b_aux_popcount is")?;
     expect_eq(|| "SRS b_g2 point count".into(), srs.b_g2.len(), b_points, "b_inp_popcount + b_aux_popcount is")?;
 
-    let mut circuits = Vec::with_capacity(num_circuits);
+    let mut circuits = crate::error::try_vec(num_circuits, format_args!("num_circuits = {num_circuits}"))?;
     for (i, p) in provers.iter().enumerate() {
         if i > 0 {
             let same = |field: &str, got: usize, want: usize| {

@@ -47,6 +47,11 @@ impl Error {
         Self::new(code::ENODEV, message.to_string())
     }
 
+    /// `ENOMEM`: host memory could not be reserved.
+    pub fn no_memory(message: impl fmt::Display) -> Self {
+        Self::new(code::ENOMEM, message.to_string())
+    }
+
     /// Maps an I/O error on `path` to `ENOENT`, `EIO` or the OS errno.
     pub fn io(path: &std::path::Path, what: &str, err: &std::io::Error) -> Self {
         let code = match err.kind() {
@@ -55,6 +60,21 @@ impl Error {
         };
         Self::new(code, format!("{}: cannot {what}: {err}", path.display()))
     }
+}
+
+/// An empty vector with room for `n` elements, or `ENOMEM` naming `what`
+/// when the reservation fails. Every vector whose length comes from a
+/// caller goes through here: `Vec::with_capacity` aborts the process when
+/// the allocation fails.
+pub fn try_vec<T>(n: usize, what: impl fmt::Display) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::no_memory(format!(
+            "{what}: cannot reserve {n} elements of {} bytes in host memory",
+            std::mem::size_of::<T>()
+        ))
+    })?;
+    Ok(v)
 }
 
 /// Shorthand for results carrying [`Error`].

@@ -21,37 +21,17 @@ pub struct GpuLocks {
     compute: Mutex<()>,
 }
 
-/// Magic value stored in handles to catch a stray pointer early (best effort).
-const MAGIC: u64 = 0x5355_5052_4c4f_434b; // "SUPRLOCK"
-
-/// What `create_gpu_mutex` returns a pointer to.
-#[derive(Debug)]
-#[repr(C)]
+/// What a lock handle from `create_gpu_mutex` names (through its id in
+/// [`crate::abi::handles`]), and what a NULL `gpu_mtx` selects per device.
+#[derive(Debug, Default)]
 pub struct LockHandle {
-    magic: u64,
     pub locks: GpuLocks,
 }
 
 impl LockHandle {
     /// A fresh handle (both locks free).
     pub fn new() -> Self {
-        LockHandle { magic: MAGIC, locks: GpuLocks::default() }
-    }
-
-    /// Whether this looks like a live handle (not a guarantee).
-    pub fn is_valid(&self) -> bool {
-        self.magic == MAGIC
-    }
-
-    /// Called just before the handle is freed, so a later use is caught.
-    pub fn invalidate(&mut self) {
-        self.magic = 0;
-    }
-}
-
-impl Default for LockHandle {
-    fn default() -> Self {
-        Self::new()
+        LockHandle::default()
     }
 }
 

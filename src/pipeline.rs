@@ -7,7 +7,6 @@
 //! owns what the epilogue needs (the key, r, s and the intermediate sums), so
 //! the split form never reads the caller's buffers after start returns.
 
-use std::collections::HashSet;
 use std::ffi::{c_int, c_void};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::ThreadId;
@@ -69,8 +68,10 @@ unsafe fn copy_scalars(ptr: *const fr_t, n: usize, name: &str) -> Result<Vec<Sca
     if (ptr as usize) % std::mem::align_of::<fr_t>() != 0 {
         return Err(Error::invalid(format!("{name} = {ptr:p} is not aligned to 8 bytes")));
     }
+    let mut v = crate::error::try_vec(n, format_args!("{name} (num_circuits = {n})"))?;
     // SAFETY: caller contract: `n` readable elements; Scalar shares fr_t's layout.
-    Ok(unsafe { std::slice::from_raw_parts(ptr as *const Scalar, n) }.to_vec())
+    v.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr as *const Scalar, n) });
+    Ok(v)
 }
 
 /// Validates the call, runs the phases of DESIGN §5 and returns the sums.
@@ -107,15 +108,14 @@ pub unsafe fn start(
     // The CPU backend is one device: every gpu_index shares its default
     // handle (and no handle table grows with a large index).
     let device = if backend.name() == "gpu" { device } else { 0 };
+    // A caller's handle is held for the whole call, so a concurrent
+    // destroy_gpu_mutex cannot free the locks under it.
+    let caller_handle;
     let handle: &LockHandle = if gpu_mtx.is_null() {
         locks::default_handle(device)
     } else {
-        // SAFETY: a handle from create_gpu_mutex, alive for the call, by contract.
-        let h = unsafe { &*(gpu_mtx as *const LockHandle) };
-        if !h.is_valid() {
-            return Err(Error::invalid(format!("gpu_mtx = {gpu_mtx:p} is not a live handle from create_gpu_mutex")));
-        }
-        h
+        caller_handle = crate::abi::handles::lock(gpu_mtx)?;
+        &caller_handle
     };
     let validated = t0.elapsed();
 
@@ -494,28 +494,6 @@ fn locked_phases<B: Backend + ?Sized>(
     let out = result?;
     end?;
     Ok(out)
-}
-
-/// Addresses of live pending handles, so that a finalize or destroy of a
-/// stale pointer is refused instead of freeing memory twice.
-static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
-
-/// Boxes `p` and records it as live; returns the opaque handle.
-pub fn register(p: Pending) -> *mut c_void {
-    let ptr = Box::into_raw(Box::new(p));
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashSet::new).insert(ptr as usize);
-    ptr as *mut c_void
-}
-
-/// Takes back ownership of a live handle; `None` for NULL or unknown handles.
-pub fn unregister(handle: *mut c_void) -> Option<Box<Pending>> {
-    if handle.is_null() {
-        return None;
-    }
-    let removed = LIVE.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashSet::new).remove(&(handle as usize));
-    // SAFETY: the address was registered by `register` (a Box<Pending>) and is
-    // removed from the set exactly once, so ownership is taken exactly once.
-    removed.then(|| unsafe { Box::from_raw(handle as *mut Pending) })
 }
 
 #[cfg(test)]

@@ -127,13 +127,30 @@ impl Srs {
     /// directory), `EINVAL` (any malformed section or point; the message names
     /// the file, the section and the byte offset).
     pub fn load(path: &Path) -> Result<Srs> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open params file", &e))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: opening a FIFO without a writer returns at once (and is
+        // then refused below as not a regular file) instead of blocking in
+        // open(); it changes nothing for a regular file.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path, "open params file", &e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, "stat params file", &e))?;
         if !meta.is_file() {
-            return Err(Error::invalid(format!("{}: not a regular file", path.display())));
+            let kind = file_kind(&meta);
+            return Err(Error::invalid(format!("{}: not a regular file (it is {kind}); a params file is required", path.display())));
         }
         if meta.len() == 0 {
-            return Err(Error::invalid(format!("{}: params file is empty", path.display())));
+            // Files under /proc and /sys report size 0 yet have contents.
+            let mut probe = [0u8; 1];
+            let has_bytes = std::io::Read::read(&mut &file, &mut probe).is_ok_and(|n| n > 0);
+            let what = if has_bytes {
+                "reports a size of 0 bytes but has contents: a special file whose size is unknown (such as under /proc or /sys), not a params file"
+            } else {
+                "params file is empty (0 bytes)"
+            };
+            return Err(Error::invalid(format!("{}: {what}", path.display())));
         }
         // SAFETY: the file is opened read-only and the map lives only for this
         // function; a concurrent truncation by another process would be a
@@ -154,6 +171,25 @@ impl Srs {
             return Err(Error::invalid(format!("{}: params file is empty", path.display())));
         }
         Parser { path, bytes, pos: 0 }.parse()
+    }
+}
+
+/// What a non-regular file is, for the message that refuses it.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
     }
 }
 

@@ -77,3 +77,22 @@ fn finding_empty_density_with_a_nonzero_popcount_is_rejected() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/prove_call-empty-density-nonzero-popcount");
     fuzzing::prove_call(&std::fs::read(path).unwrap());
 }
+
+/// The split-form lifecycle harness on the sequence of issue 14: start A
+/// (3 circuits), finalize A, start B (1 circuit), finalize A again (stale:
+/// EINVAL, nothing written), destroy A again (ignored), finalize B (B's own
+/// proof). The harness checks each step against its model.
+#[test]
+fn split_lifecycle_stale_handle_never_reaches_the_next_job() {
+    let mut data = vec![0xC0u8, 5];
+    let u64s = |n: usize, seed: u8| -> Vec<u8> { (0..n * 8).map(|i| seed.wrapping_mul(31).wrapping_add(i as u8 * 7) | 1).collect() };
+    data.extend([0, 2]); // start A: 3 circuits
+    data.extend(u64s(6, 1)); // r and s of A
+    data.extend([2, 0]); // finalize A
+    data.extend([0, 0]); // start B: 1 circuit
+    data.extend(u64s(2, 2)); // r and s of B
+    data.extend([2, 0]); // finalize A again: stale
+    data.extend([4, 0]); // destroy A again: ignored
+    data.extend([2, 1]); // finalize B
+    fuzzing::prove_call(&data);
+}

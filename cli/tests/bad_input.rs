@@ -190,7 +190,7 @@ fn bad_gpu_index_and_lock_handle_are_rejected() {
             0,
         )
     });
-    expect_einval(e.map(|_| Vec::new()), "is not a live handle from create_gpu_mutex");
+    expect_einval(e.map(|_| Vec::new()), "is not a live lock handle");
 }
 
 #[test]

@@ -218,7 +218,8 @@ fn mixed_one_shot_split_and_failing_calls_share_handles_without_deadlock() {
         let reports = pipeline::take_reports();
         pipeline::record_reports(false);
         check_reports(&reports, &outcomes, two, mode);
-        let h = unsafe { &*(shared.0 as *const LockHandle) };
+        let h_arc = supraseal_c2::abi::handles::lock(shared.0).expect("a live lock handle");
+        let h: &LockHandle = &h_arc;
         assert!(locks_free(h), "{mode}: shared handle's locks released");
         assert!(locks_free(locks::default_handle(0)), "{mode}: default handle's locks released");
         unsafe { ffi::destroy_gpu_mutex(shared.0) };
@@ -262,7 +263,8 @@ fn pending_handles_hold_no_lock_and_finalize_on_other_threads() {
         tasks.into_iter().map(|t| t.join().unwrap()).collect()
     });
     // Eight live pending proofs and no lock held by any of them.
-    let h = unsafe { &*(shared.0 as *const LockHandle) };
+    let h_arc = supraseal_c2::abi::handles::lock(shared.0).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
     assert!(locks_free(h), "a pending proof holds the shared handle's lock");
     assert!(locks_free(locks::default_handle(0)), "a pending proof holds the default handle's lock");
     // A new call is served while they are pending.

@@ -96,7 +96,8 @@ fn malformed_switches_give_einval_naming_the_variable_and_release_the_locks() {
     let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
     let rs = common::random_scalars(&mut rng, 2);
     let handle = unsafe { ffi::create_gpu_mutex() };
-    let h = unsafe { &*(handle as *const LockHandle) };
+    let h_arc = supraseal_c2::abi::handles::lock(handle).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
     pipeline::record_reports(true);
     for &(k, v) in MALFORMED {
         switches(&[(k, v)], &backend);

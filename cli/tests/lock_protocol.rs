@@ -127,7 +127,8 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         pipeline::record_reports(false);
         assert_eq!(reports.len(), WORKERS * PROOFS, "{mode}: one report per call");
         check_protocol(&reports, two);
-        let h = unsafe { &*(handle.0 as *const LockHandle) };
+        let h_arc = supraseal_c2::abi::handles::lock(handle.0).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
         assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "{mode}: locks released");
         unsafe { ffi::destroy_gpu_mutex(handle.0) };
         for (key, b) in results {
@@ -221,7 +222,8 @@ fn gpu_allocation_faults_and_vram_limit() {
     assert!(failed[0].1.contains("injected"), "{}", failed[0].1);
     assert!(outcomes.iter().filter_map(|o| o.as_ref().ok()).all(|&v| v), "the other proofs verify");
     check_protocol_except_errors(&reports);
-    let h = unsafe { &*(handle.0 as *const LockHandle) };
+    let h_arc = supraseal_c2::abi::handles::lock(handle.0).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
     assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "both locks released after the fault");
     unsafe { ffi::destroy_gpu_mutex(handle.0) };
     let after = free_vram().unwrap();

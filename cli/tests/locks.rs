@@ -44,7 +44,8 @@ fn many_threads_share_one_handle_and_every_proof_verifies() {
     for t in threads {
         t.join().expect("worker thread");
     }
-    let h = unsafe { &*(handle.0 as *const LockHandle) };
+    let h_arc = supraseal_c2::abi::handles::lock(handle.0).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
     assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "both locks are released after the calls");
     unsafe { ffi::destroy_gpu_mutex(handle.0) };
     unsafe { ffi::destroy_gpu_mutex(std::ptr::null_mut()) }; // NULL is ignored
@@ -62,7 +63,8 @@ fn locks_are_released_after_a_failed_call() {
     let r = common::random_scalars(&mut rng, 1);
     let e = ffi::prove(&srs, &[w], &r, &r, handle, 0).unwrap_err();
     assert_eq!(e.code, libc::EINVAL);
-    let h = unsafe { &*(handle as *const LockHandle) };
+    let h_arc = supraseal_c2::abi::handles::lock(handle).expect("a live lock handle");
+    let h: &LockHandle = &h_arc;
     assert!(h.locks.mem_is_free() && h.locks.compute_is_free());
     // And the handle still works for a good call.
     let ok = ffi::prove(&srs, &[batch[0].0.clone()], &r, &r, handle, 0).unwrap();

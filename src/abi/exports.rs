@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::types::{fr_t, groth16_proof, CAssignment, RustError, SRS};
-use super::{guard, guard_err};
+use super::{guard, guard_err, handles};
 use crate::error::{Error, Result};
 use crate::pipeline::{self, Pending};
 use crate::srs::{self, Srs};
@@ -147,28 +147,35 @@ pub unsafe extern "C" fn clone_SRS(srs: *const SRS) -> SRS {
 /// C: `void* create_gpu_mutex(void);`
 #[no_mangle]
 pub extern "C" fn create_gpu_mutex() -> *mut c_void {
-    guard("create_gpu_mutex", |_| std::ptr::null_mut(), || {
-        Box::into_raw(Box::new(crate::locks::LockHandle::new())) as *mut c_void
+    guard("create_gpu_mutex", |_| std::ptr::null_mut(), || match handles::new_lock() {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::error!("create_gpu_mutex: {}", e.message);
+            std::ptr::null_mut()
+        }
     })
 }
 
-/// Frees a lock handle. NULL is ignored. Destroying a handle while a call
-/// holds it is a caller error (undefined, as in the reference); other handles
-/// are never affected.
+/// Ends a lock handle. NULL is ignored. A value that is not a live lock
+/// handle (destroyed already, never returned by `create_gpu_mutex`, a pending
+/// proof) is ignored with a warning naming it: handles are ids, never
+/// dereferenced ([`handles`]). Calls running with the handle keep its locks
+/// until they return; later calls with it get `EINVAL`.
 ///
 /// C: `void destroy_gpu_mutex(void* handle);`
 ///
 /// # Safety
-/// `handle` is NULL or came from `create_gpu_mutex` and is not used afterwards.
+/// None: any value is accepted (the function stays `unsafe` for source
+/// compatibility with the reference's declaration).
 #[no_mangle]
 pub unsafe extern "C" fn destroy_gpu_mutex(handle: *mut c_void) {
     guard("destroy_gpu_mutex", |_| (), || {
         if handle.is_null() {
             return;
         }
-        // SAFETY: came from Box::into_raw in create_gpu_mutex, by contract.
-        let mut b = unsafe { Box::from_raw(handle as *mut crate::locks::LockHandle) };
-        b.invalidate();
+        if let Err(e) = handles::destroy_lock(handle) {
+            tracing::warn!("destroy_gpu_mutex: ignored: {}", e.message);
+        }
     })
 }
 
@@ -247,8 +254,9 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
         unsafe { pending_out.write(std::ptr::null_mut()) };
         // SAFETY: forwarded contract.
         let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
+        let handle = handles::register_pending(pending)?;
         // SAFETY: as above.
-        unsafe { pending_out.write(pipeline::register(pending)) };
+        unsafe { pending_out.write(handle) };
         Ok(())
     })
 }
@@ -256,7 +264,9 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
 /// Split form, part 2: joins the CPU work, runs the epilogue, writes
 /// `num_circuits` proofs and frees the pending handle (as the reference's
 /// finalize does). A handle that is not live (NULL, already finalized or
-/// destroyed) gives `EINVAL` and touches nothing.
+/// destroyed, never returned by a start call) gives `EINVAL` and touches
+/// nothing: handle values are never reused ([`handles`]), so a stale handle
+/// never reaches another call's proof.
 ///
 /// C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
 ///
@@ -268,21 +278,25 @@ pub unsafe extern "C" fn finalize_groth16_proof_c(pending: *mut c_void, proofs: 
         if proofs.is_null() {
             return Err(Error::invalid("proofs is NULL"));
         }
-        let p: Box<Pending> = pipeline::unregister(pending).ok_or_else(|| {
-            Error::invalid(format!(
-                "pending = {pending:p} is not a live pending proof (NULL, finalized or destroyed)"
-            ))
-        })?;
+        let p: Pending = handles::take_pending(pending)?;
         // SAFETY: forwarded contract.
         unsafe { p.finish(proofs) }
     })
 }
 
-/// Frees a pending handle without finalizing. NULL, and handles already
-/// finalized or destroyed, are ignored.
+/// Frees a pending handle without finalizing. NULL is ignored; a value that
+/// is not a live pending proof (finalized or destroyed already, never
+/// returned by a start call) is ignored with a warning naming it.
 ///
 /// C: `void destroy_pending_proof(void* pending);`
 #[no_mangle]
 pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
-    guard("destroy_pending_proof", |_| (), || drop(pipeline::unregister(pending)))
+    guard("destroy_pending_proof", |_| (), || {
+        if pending.is_null() {
+            return;
+        }
+        if let Err(e) = handles::take_pending(pending) {
+            tracing::warn!("destroy_pending_proof: ignored: {}", e.message);
+        }
+    })
 }

@@ -2,6 +2,7 @@
 //! Nothing else in the crate is reachable from C.
 
 pub mod exports;
+pub mod handles;
 pub mod types;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
