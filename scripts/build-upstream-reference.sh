@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.."
 nvcc=$(scripts/install-cuda-toolchain.sh | tail -n 1)
 cu=$(dirname "$(dirname "$nvcc")")   # .../nvidia/cu13
 export NVCC="$nvcc" PATH="$(dirname "$nvcc"):$PATH"
-# cc-rs passes CXXFLAGS to nvcc for .cu files; the headers and cudart come
-# from the wheels' tree.
-export CXXFLAGS="${CXXFLAGS:-} -gencode arch=compute_90,code=sm_90 -I$cu/include"
+# nvcc itself appends NVCC_APPEND_FLAGS to every invocation (cc-rs would pass
+# CXXFLAGS to the host compiler); the headers and cudart come from the
+# wheels' tree.
+export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS:-} -gencode arch=compute_90,code=sm_90 -I$cu/include -L$cu/lib"
 export RUSTFLAGS="${RUSTFLAGS:-} -L native=$cu/lib"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target-upstream}"
 (cd bench/upstream && cargo build --release 2>&1 | tail -n 20) >&2

@@ -83,11 +83,49 @@ impl Mode {
     }
 }
 
+/// Which library proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lib {
+    /// This library, through its C ABI.
+    Ours,
+    /// The published supraseal-c2 0.1.2 (`--reference`): the same-run baseline.
+    Upstream,
+}
+
+/// Input: exactly one of `--shape`, `--synthetic-log-domain`, or `--circuit`
+/// with `--log-constraints`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Synthetic key and witness with a domain of 2^D elements (no verification).
+    /// Synthetic key and witness with a domain of 2^D elements (no verification); same as --shape 2^D.
     #[arg(long = "synthetic-log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]
     pub synthetic: Option<u32>,
+    /// Synthetic key and witness of a named shape: porep-32g (one 32 GiB
+    /// sector partition, DESIGN §9) or 2^D.
+    #[arg(long, value_name = "NAME")]
+    pub shape: Option<String>,
+    /// With a synthetic shape: load its key from this params file (written
+    /// by `params synth` with the same --shape and --seed) instead of
+    /// building it in memory. Required for --lib upstream.
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<std::path::PathBuf>,
+    /// The library that proves.
+    #[arg(long, value_enum, default_value_t = Lib::Ours)]
+    pub lib: Lib,
+    /// The reference library for --lib upstream (libupstream_ref.so from
+    /// scripts/build-upstream-reference.sh).
+    #[arg(long, value_name = "SO")]
+    pub reference: Option<std::path::PathBuf>,
+    /// After the worker rows, one call with N circuits (as bellperson sends a
+    /// sector's partitions); N is at most the largest --workers value.
+    #[arg(long, value_name = "N")]
+    pub batch: Option<usize>,
+    /// Write every proof as a line `<worker|batch> <partition> <hex>` (the
+    /// first time its (witness, r, s) is proved), to compare libraries.
+    #[arg(long = "proofs-out", value_name = "FILE")]
+    pub proofs_out: Option<std::path::PathBuf>,
+    /// Write the run as a Chrome/Perfetto trace (JSON).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
     /// Real circuit (with --log-constraints): every proof is verified.
     #[arg(long, value_enum)]
     pub circuit: Option<Kind>,
@@ -111,51 +149,123 @@ pub struct BenchArgs {
     pub seed: u64,
 }
 
+/// A params handle of the library under test.
+enum Key<'a> {
+    Ours(Params),
+    Upstream(crate::upstream::UpstreamSrs<'a>),
+}
+
 /// What the workers prove: a key handle and per-worker witnesses.
-struct Job {
-    params: Params,
+struct Job<'a> {
+    key: Key<'a>,
     vk: Option<VerifyingKey<Bls12>>,
     /// `witnesses[worker][i]` with its public inputs (real circuits only).
     witnesses: Vec<Vec<(Witness, Vec<Scalar>)>>,
 }
 
-fn load(args: &BenchArgs, max_workers: usize) -> Result<Job> {
+impl Job<'_> {
+    fn prove(&self, w: &[Witness], r: &[Scalar], s: &[Scalar], handle: *mut std::ffi::c_void) -> Result<Vec<supraseal_c2::groth16_proof>, String> {
+        match &self.key {
+            Key::Ours(p) => ffi::prove(p, w, r, s, handle, 0).map_err(|e| e.to_string()),
+            Key::Upstream(u) => u.prove(&w.iter().collect::<Vec<_>>(), r, s),
+        }
+    }
+}
+
+/// Peak resident memory (VmHWM) since the last [`reset_peak_rss`], in bytes.
+pub fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    kib.unwrap_or(0) * 1024
+}
+
+/// Resets VmHWM to the current resident size (Linux `clear_refs` 5).
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn gib(b: u64) -> f64 {
+    b as f64 / (1u64 << 30) as f64
+}
+
+fn epoch_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
+fn open_key<'a>(args: &BenchArgs, upstream: Option<&'a crate::upstream::Upstream>, path: &std::path::Path) -> Result<Key<'a>> {
+    let t = Instant::now();
+    reset_peak_rss();
+    let key = match upstream {
+        Some(u) => Key::Upstream(u.open(path)?),
+        None => Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("create_SRS: {e}"))?),
+    };
+    let line = format!(
+        "params load ({:?}): {} in {:.1} s, peak RSS during the load {:.2} GiB",
+        args.lib,
+        path.display(),
+        t.elapsed().as_secs_f64(),
+        gib(peak_rss())
+    );
+    eprintln!("{line}");
+    println!("{line}");
+    Ok(key)
+}
+
+fn load<'a>(args: &BenchArgs, max_workers: usize, upstream: Option<&'a crate::upstream::Upstream>) -> Result<Job<'a>> {
     let per = (args.witnesses as usize).clamp(1, args.partitions.max(1));
-    if let Some(d) = args.synthetic {
-        ensure!(args.circuit.is_none() && args.log_constraints.is_none(), "--synthetic-log-domain excludes --circuit/--log-constraints");
+    let shape = match (&args.shape, args.synthetic) {
+        (Some(_), Some(_)) => bail!("give --shape or --synthetic-log-domain, not both"),
+        (Some(name), None) => Some(synthetic::Shape::named(name).with_context(|| format!("--shape {name:?}: expected porep-32g or 2^D with D in 10..=27"))?),
+        (None, Some(d)) => Some(synthetic::Shape::new(d)),
+        (None, None) => None,
+    };
+    if let Some(shape) = shape {
+        ensure!(args.circuit.is_none() && args.log_constraints.is_none(), "--shape/--synthetic-log-domain excludes --circuit/--log-constraints");
+        ensure!(upstream.is_none() || args.params.is_some(), "--lib upstream needs --params FILE (from `params synth`)");
         let t = Instant::now();
-        let shape = synthetic::Shape::new(d);
-        let base = synthetic::witness(shape, args.seed);
-        let key = synthetic::key(shape, &base, args.seed);
+        eprintln!("building the synthetic {} witnesses ({} workers x {per}) ...", shape.name, max_workers);
+        let base = synthetic::witness(&shape, args.seed);
         // Every worker owns its witnesses' a/b/c (they are pinned per call);
         // they differ in their a/b/c values.
-        let witnesses = (0..max_workers)
-            .map(|w| {
-                (0..per)
-                    .map(|i| {
-                        let mut wi = base.clone();
-                        let mut rng = ChaCha20Rng::seed_from_u64(args.seed ^ ((w * 1000 + i) as u64 + 1));
-                        for v in [&mut wi.a, &mut wi.b, &mut wi.c] {
-                            v[0] = Scalar::random(&mut rng);
-                        }
-                        (wi, Vec::new())
-                    })
-                    .collect()
-            })
-            .collect();
-        eprintln!("synthetic 2^{d} key and witnesses ready in {:.1} s", t.elapsed().as_secs_f64());
-        let params = unsafe { Params::from_raw(supraseal_c2::SRS::from_key(key).into_raw()) };
-        return Ok(Job { params, vk: None, witnesses });
+        let total = max_workers * per;
+        let mut base = Some(base);
+        let mut witnesses: Vec<Vec<(Witness, Vec<Scalar>)>> = Vec::new();
+        for w in 0..max_workers {
+            let mut row = Vec::new();
+            for i in 0..per {
+                let last = w * per + i + 1 == total;
+                let mut wi = if last { base.take().expect("base witness") } else { base.as_ref().expect("base witness").clone() };
+                let mut rng = ChaCha20Rng::seed_from_u64(args.seed ^ ((w * 1000 + i) as u64 + 1));
+                for v in [&mut wi.a, &mut wi.b, &mut wi.c] {
+                    v[0] = Scalar::random(&mut rng);
+                }
+                row.push((wi, Vec::new()));
+            }
+            witnesses.push(row);
+        }
+        eprintln!("synthetic {} witnesses ready in {:.1} s", shape.name, t.elapsed().as_secs_f64());
+        let key = match &args.params {
+            Some(path) => open_key(args, upstream, path)?,
+            None => {
+                let t = Instant::now();
+                let key = synthetic::key(&shape, args.seed);
+                let line = format!("synthetic {} key built in memory in {:.1} s", shape.name, t.elapsed().as_secs_f64());
+                eprintln!("{line}");
+                println!("{line}");
+                Key::Ours(unsafe { Params::from_raw(supraseal_c2::SRS::from_key(key).into_raw()) })
+            }
+        };
+        return Ok(Job { key, vk: None, witnesses });
     }
     let (Some(kind), Some(k)) = (args.circuit, args.log_constraints) else {
-        bail!("give --synthetic-log-domain D, or --circuit and --log-constraints");
+        bail!("give --shape NAME, --synthetic-log-domain D, or --circuit and --log-constraints");
     };
     let keys = kit::keys(&crate::params::cache_dir(), kind, k)?;
-    let params = Params::open(&keys.path, true).map_err(|e| anyhow::anyhow!("create_SRS: {e}"))?;
+    let key = open_key(args, upstream, &keys.path)?;
     let witnesses = (0..max_workers)
         .map(|w| kit::witnesses(kind, k, per, &mut ChaCha20Rng::seed_from_u64(args.seed + w as u64)))
         .collect::<Result<_>>()?;
-    Ok(Job { params, vk: Some(keys.vk), witnesses })
+    Ok(Job { key, vk: Some(keys.vk), witnesses })
 }
 
 /// r, s of (worker, partition): the same in every mode.
@@ -173,42 +283,53 @@ unsafe impl Sync for Handle {}
 struct Run {
     wall: Duration,
     reports: Vec<CallReport>,
+    calls: Vec<crate::trace::Call>,
     failures: Vec<String>,
     unverified: usize,
 }
 
-fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Mutex<HashMap<(usize, usize), Vec<u8>>>) -> Result<Run> {
+/// Proofs seen so far, by (worker or 1000 + batch index, partition).
+type Seen = Mutex<HashMap<(usize, usize), Vec<u8>>>;
+
+/// Records a proof's bytes the first time its (witness, r, s) is proved and
+/// reports a difference from an earlier mode.
+fn note_proof(seen: &Seen, key: (usize, usize), bytes: Vec<u8>, failures: &Mutex<Vec<String>>) {
+    let mut seen = seen.lock().unwrap();
+    match seen.get(&key) {
+        Some(prev) if *prev != bytes => failures.lock().unwrap().push(format!("{key:?}: proof bytes differ from an earlier mode")),
+        Some(_) => {}
+        None => {
+            seen.insert(key, bytes);
+        }
+    }
+}
+
+fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Seen) -> Result<Run> {
     let handle = Handle(unsafe { ffi::create_gpu_mutex() });
     let barrier = Barrier::new(workers + 1);
     let failures = Mutex::new(Vec::new());
     let unverified = Mutex::new(0usize);
+    let calls = Mutex::new(Vec::new());
     pipeline::record_reports(true);
     let wall = std::thread::scope(|scope| {
         for w in 0..workers {
-            let (handle, barrier, failures, unverified) = (&handle, &barrier, &failures, &unverified);
+            let (handle, barrier, failures, unverified, calls) = (&handle, &barrier, &failures, &unverified, &calls);
             scope.spawn(move || {
                 barrier.wait();
                 for p in 0..args.partitions {
                     let (wit, inputs) = &job.witnesses[w][p % job.witnesses[w].len()];
                     let (r, s) = blinders(args.seed, w, p);
-                    match ffi::prove(&job.params, std::slice::from_ref(wit), &[r], &[s], handle.0, 0) {
+                    let start = Instant::now();
+                    let result = job.prove(std::slice::from_ref(wit), &[r], &[s], handle.0);
+                    calls.lock().unwrap().push(crate::trace::Call { worker: w, thread: std::thread::current().id(), start, end: Instant::now() });
+                    match result {
                         Ok(out) => {
-                            let bytes = proof_bytes(&out[0]);
                             if let Some(vk) = &job.vk {
                                 if !ffi::verify(vk, &out[0], inputs) {
                                     *unverified.lock().unwrap() += 1;
                                 }
-                                let mut seen = proofs.lock().unwrap();
-                                match seen.get(&(w, p)) {
-                                    Some(prev) if *prev != bytes => {
-                                        failures.lock().unwrap().push(format!("worker {w} partition {p}: proof bytes differ from an earlier mode"))
-                                    }
-                                    Some(_) => {}
-                                    None => {
-                                        seen.insert((w, p), bytes);
-                                    }
-                                }
                             }
+                            note_proof(proofs, (w, p), proof_bytes(&out[0]), failures);
                         }
                         Err(e) => failures.lock().unwrap().push(format!("worker {w} partition {p}: {e}")),
                     }
@@ -223,7 +344,44 @@ fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Mutex<HashMap<(usiz
     let reports = pipeline::take_reports();
     pipeline::record_reports(false);
     unsafe { ffi::destroy_gpu_mutex(handle.0) };
-    Ok(Run { wall, reports, failures: failures.into_inner().unwrap(), unverified: unverified.into_inner().unwrap() })
+    Ok(Run {
+        wall,
+        reports,
+        calls: calls.into_inner().unwrap(),
+        failures: failures.into_inner().unwrap(),
+        unverified: unverified.into_inner().unwrap(),
+    })
+}
+
+/// One call with `n` circuits (the workers' first witnesses), as bellperson
+/// sends a sector's partitions.
+fn run_batch(job: &Job, args: &BenchArgs, n: usize, proofs: &Seen) -> Result<Run> {
+    let refs: Vec<&(Witness, Vec<Scalar>)> = (0..n).map(|i| &job.witnesses[i][0]).collect();
+    let (r, s): (Vec<Scalar>, Vec<Scalar>) = (0..n).map(|i| blinders(args.seed, 1000 + i, 0)).unzip();
+    let failures = Mutex::new(Vec::new());
+    pipeline::record_reports(true);
+    let start = Instant::now();
+    let result = match &job.key {
+        Key::Ours(p) => ffi::prove_refs(p, &refs.iter().map(|x| &x.0).collect::<Vec<_>>(), &r, &s, std::ptr::null_mut(), 0).map_err(|e| e.to_string()),
+        Key::Upstream(u) => u.prove(&refs.iter().map(|x| &x.0).collect::<Vec<_>>(), &r, &s),
+    };
+    let end = Instant::now();
+    let reports = pipeline::take_reports();
+    pipeline::record_reports(false);
+    let mut unverified = 0;
+    match result {
+        Ok(out) => {
+            for (i, p) in out.iter().enumerate() {
+                if let Some(vk) = &job.vk {
+                    unverified += usize::from(!ffi::verify(vk, p, &refs[i].1));
+                }
+                note_proof(proofs, (1000 + i, 0), proof_bytes(p), &failures);
+            }
+        }
+        Err(e) => failures.lock().unwrap().push(format!("batch of {n}: {e}")),
+    }
+    let calls = vec![crate::trace::Call { worker: 0, thread: std::thread::current().id(), start, end }];
+    Ok(Run { wall: end - start, reports, calls, failures: failures.into_inner().unwrap(), unverified })
 }
 
 /// The 384 bytes of a proof as the C caller receives them.
@@ -251,18 +409,99 @@ fn pct(mut v: Vec<Duration>) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
-/// Runs every mode × worker count and prints one table row each.
+/// One row of the table, with the detail lines below it (stderr).
+fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, t0: u128, t1: u128, rss: u64) -> bool {
+    let proved = total - r.failures.len();
+    let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
+    let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
+    let staged = r.reports.iter().filter(|c| c.prestaged == Some(true)).count();
+    let mem_hold = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
+    let mem_wait = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.wait())).collect());
+    let cw = pct(r.reports.iter().filter_map(|c| c.compute.map(|s| s.wait())).collect());
+    let ch = pct(compute);
+    let ours = !r.reports.is_empty();
+    let or_dash = |s: String| if ours { s } else { "–".into() };
+    println!(
+        "| {label} | {mode} | {w} | {total} | {:.2} | {:.3} | {:.2} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+        r.wall.as_secs_f64(),
+        proved as f64 / r.wall.as_secs_f64(),
+        r.wall.as_secs_f64() * w as f64 / total.max(1) as f64,
+        or_dash(format!("{:.0}%", busy * 100.0)),
+        or_dash(format!("{staged}/{}", r.reports.len())),
+        or_dash(format!("{:.1}/{:.1}", mem_hold.0, mem_hold.1)),
+        or_dash(format!("{:.1}/{:.1}", mem_wait.0, mem_wait.1)),
+        or_dash(format!("{:.1}/{:.1}", cw.0, cw.1)),
+        or_dash(format!("{:.1}/{:.1}", ch.0, ch.1)),
+        gib(rss),
+        r.failures.len(),
+        r.unverified,
+    );
+    // For scripts/gpu-samples.py: the row's wall-clock window, to align with
+    // the GPU samples (memory used, utilisation) taken beside the run.
+    eprintln!("ROW lib={label} mode={mode} W={w} t0_ms={t0} t1_ms={t1} peak_rss_bytes={rss}");
+    for f in &r.failures {
+        eprintln!("  failure: {f}");
+    }
+    if let Some(c) = r.reports.iter().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
+        eprintln!(
+            "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms: {}",
+            c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
+            c.times.stage.as_secs_f64() * 1e3,
+            c.stage_detail.as_deref().unwrap_or("-")
+        );
+    }
+    // Memory-lock holds that overlapped another call's compute-lock hold
+    // (kernels running), from the spans.
+    let during: Vec<&CallReport> = r.reports.iter().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
+    let dp = pct(during.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
+    if !during.is_empty() {
+        eprintln!(
+            "  memory-lock hold while another call held the compute lock ({mode}, W={w}): p50/p99 {:.1}/{:.1} ms over {} of {} calls",
+            dp.0,
+            dp.1,
+            during.len(),
+            r.reports.len()
+        );
+    }
+    for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
+        eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
+    }
+    r.failures.is_empty() && r.unverified == 0 && (!ours || r.reports.len() == r.calls.len())
+}
+
+/// Runs every mode × worker count (and the batch call) and prints one table
+/// row each.
 pub fn bench(args: BenchArgs) -> Result<bool> {
     let max_w = args.workers.iter().copied().max().context("--workers is empty")?;
     ensure!(args.workers.iter().all(|&w| (1..=64).contains(&w)), "every --workers value must be at least 1 and at most 64");
     ensure!(args.partitions >= 1, "--partitions must be at least 1");
-    let job = load(&args, max_w)?;
-    let proofs = Mutex::new(HashMap::new());
+    if let Some(n) = args.batch {
+        ensure!((1..=max_w).contains(&n), "--batch {n}: must be in 1..={max_w} (the largest --workers value: one witness per worker)");
+    }
+    let upstream = match (args.lib, &args.reference) {
+        (Lib::Upstream, Some(so)) => Some(crate::upstream::Upstream::load(so)?),
+        (Lib::Upstream, None) => bail!("--lib upstream needs --reference PATH (libupstream_ref.so)"),
+        (Lib::Ours, _) => None,
+    };
+    let origin = Instant::now();
+    let job = load(&args, max_w, upstream.as_ref())?;
+    let proofs: Seen = Mutex::new(HashMap::new());
+    let mut trace = crate::trace::Trace::new(origin);
+    let label = match args.lib {
+        Lib::Ours => "ours",
+        Lib::Upstream => "upstream",
+    };
+    // The reference has one lock (its static mutex) and no switches.
+    let modes = match args.lib {
+        Lib::Ours => args.modes.clone(),
+        Lib::Upstream => vec![Mode::Two],
+    };
+    let mode_name = |m: &Mode| if args.lib == Lib::Upstream { "its own lock".to_string() } else { m.to_string() };
     let mut ok = true;
     println!(
-        "| mode | W | partitions | wall s | proved/s | GPU busy | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | failed | unverified |"
+        "| library | mode | W | partitions | wall s | partitions/s | s per partition (wall × W / P) | GPU busy (compute lock) | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | peak RSS GiB | failed | unverified |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // One untimed partition first: it loads the kernels and page-locks the
     // key (a one-time cost of seconds at 2^24), which would otherwise land in
     // the first timed mode's numbers. (The pools are trimmed when it ends, as
@@ -270,84 +509,51 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let t = Instant::now();
     let (wit, _) = &job.witnesses[0][0];
     let (r, s) = blinders(args.seed, 0, 0);
-    ffi::prove(&job.params, std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut(), 0).context("warm-up proof")?;
+    job.prove(std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut()).map_err(|e| anyhow::anyhow!("warm-up proof: {e}"))?;
     eprintln!("warm-up partition (not counted): {:.2} s", t.elapsed().as_secs_f64());
     let mut phase_rows = Vec::new();
-    for mode in &args.modes {
+    for mode in &modes {
         mode.apply();
         for &w in &args.workers {
+            reset_peak_rss();
+            let t0 = epoch_ms();
             let r = run(&job, &args, w, &proofs)?;
-            let total = w * args.partitions;
-            let proved = total - r.failures.len();
-            let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
-            let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
-            let staged = r.reports.iter().filter(|c| c.prestaged == Some(true)).count();
-            let mem_hold = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
-            let mem_wait = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.wait())).collect());
-            let cw = pct(r.reports.iter().filter_map(|c| c.compute.map(|s| s.wait())).collect());
-            let ch = pct(compute);
-            println!(
-                "| {mode} | {w} | {total} | {:.2} | {:.3} | {:.0}% | {staged}/{} | {:.1}/{:.1} | {:.1}/{:.1} | {:.1}/{:.1} | {:.1}/{:.1} | {} | {} |",
-                r.wall.as_secs_f64(),
-                proved as f64 / r.wall.as_secs_f64(),
-                busy * 100.0,
-                r.reports.len(),
-                mem_hold.0,
-                mem_hold.1,
-                mem_wait.0,
-                mem_wait.1,
-                cw.0,
-                cw.1,
-                ch.0,
-                ch.1,
-                r.failures.len(),
-                r.unverified,
-            );
-            for f in &r.failures {
-                eprintln!("  failure: {f}");
-            }
-            if let Some(c) = r.reports.iter().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
-                eprintln!(
-                    "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms: {}",
-                    c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
-                    c.times.stage.as_secs_f64() * 1e3,
-                    c.stage_detail.as_deref().unwrap_or("-")
-                );
-            }
-            // The issue-4 measure: memory-lock holds that overlapped another
-            // call's compute-lock hold (kernels running), from the spans.
-            let during: Vec<&CallReport> =
-                r.reports.iter().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
-            let dp = pct(during.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
-            if !during.is_empty() {
-                eprintln!(
-                    "  memory-lock hold while another call held the compute lock ({mode}, W={w}): p50/p99 {:.1}/{:.1} ms over {} of {} calls",
-                    dp.0,
-                    dp.1,
-                    during.len(),
-                    r.reports.len()
-                );
-            }
-            let long: Vec<_> = r.reports.iter().filter(|c| c.mem.is_some_and(|s| s.hold().as_millis() > 20)).collect();
-            for c in long.iter().take(6) {
-                eprintln!(
-                    "  memory-lock hold over 20 ms ({mode}, W={w}): {:.1} ms, during another call's compute: {}, pre-stage: {}",
-                    c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
-                    if during.iter().any(|d| std::ptr::eq(*d, *c)) { "yes" } else { "no" },
-                    c.stage_detail.as_deref().unwrap_or("-")
-                );
-            }
-            if !long.is_empty() {
-                eprintln!("  ({} of {} memory-lock holds over 20 ms)", long.len(), r.reports.len());
-            }
-            for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
-                eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
-            }
-            ok &= r.failures.is_empty() && r.unverified == 0 && r.reports.len() == total;
+            let (t1, rss) = (epoch_ms(), peak_rss());
+            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, t0, t1, rss);
+            trace.row(&format!("{label} {} W={w}", mode_name(mode)), &r.calls, &r.reports);
             if w == 1 {
                 phase_rows.push((mode.to_string(), r.reports));
             }
         }
+        if let Some(n) = args.batch {
+            reset_peak_rss();
+            let t0 = epoch_ms();
+            let r = run_batch(&job, &args, n, &proofs)?;
+            let (t1, rss) = (epoch_ms(), peak_rss());
+            ok &= report_row(label, &format!("{} ({n} circuits in one call)", mode_name(mode)), 1, n, &r, t0, t1, rss);
+            trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
+        }
+    }
+    if let Some(path) = &args.trace {
+        trace.write(path)?;
+        eprintln!("trace written to {}", path.display());
+    }
+    if let Some(path) = &args.proofs_out {
+        let mut lines: Vec<String> = proofs
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(&(w, p), b)| {
+                let who = if w >= 1000 { format!("batch{}", w - 1000) } else { format!("w{w}") };
+                format!("{who} {p} {}", b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+            })
+            .collect();
+        lines.sort();
+        std::fs::write(path, lines.join("\n") + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("{} proofs written to {}", lines.len(), path.display());
+    }
+    if args.lib == Lib::Upstream {
+        return Ok(ok);
     }
     Mode::Two.apply();
     // Per-phase times of single-worker calls (mean over the run's partitions).

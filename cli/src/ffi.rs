@@ -154,8 +154,20 @@ pub fn prove(
     gpu_mtx: *mut c_void,
     gpu_index: i32,
 ) -> Result<Vec<groth16_proof>, AbiError> {
+    prove_refs(params, &witnesses.iter().collect::<Vec<_>>(), r, s, gpu_mtx, gpu_index)
+}
+
+/// [`prove`] over witnesses that live in different places.
+pub fn prove_refs(
+    params: &Params,
+    witnesses: &[&Witness],
+    r: &[Scalar],
+    s: &[Scalar],
+    gpu_mtx: *mut c_void,
+    gpu_index: i32,
+) -> Result<Vec<groth16_proof>, AbiError> {
     assert!(r.len() == witnesses.len() && s.len() == witnesses.len());
-    let provers: Vec<CAssignment> = witnesses.iter().map(Witness::assignment).collect();
+    let provers: Vec<CAssignment> = witnesses.iter().map(|w| w.assignment()).collect();
     let mut proofs = vec![groth16_proof::default(); witnesses.len()];
     // SAFETY: every array holds witnesses.len() elements and outlives the call.
     check(unsafe {

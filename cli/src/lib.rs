@@ -14,3 +14,5 @@ pub mod ffi;
 pub mod kit;
 pub mod params;
 pub mod synthetic;
+pub mod trace;
+pub mod upstream;

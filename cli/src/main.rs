@@ -44,6 +44,45 @@ enum Command {
     Fixture(fixture::FixtureArgs),
     /// Throughput of W workers sharing one GPU under each lock mode (DESIGN §5).
     Bench(supraseal_c2_cli::bench::BenchArgs),
+    /// Params files of synthetic shapes (`params synth`).
+    #[command(subcommand)]
+    Params(ParamsCommand),
+}
+
+#[derive(Subcommand)]
+enum ParamsCommand {
+    /// Write a structurally valid params file of a synthetic shape (distinct
+    /// subgroup points, bellperson's layout), streamed to disk; `bench
+    /// --shape S --params FILE --seed N` proves with it.
+    Synth(SynthArgs),
+}
+
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("which").required(true).args(["shape", "log_domain"]))]
+struct SynthArgs {
+    /// A named shape: porep-32g (one 32 GiB sector partition, 47,373,928,632 bytes) or 2^D.
+    #[arg(long, value_name = "NAME")]
+    shape: Option<String>,
+    /// The synthetic shape with a 2^D domain (as `bench --synthetic-log-domain D`).
+    #[arg(long = "log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]
+    log_domain: Option<u32>,
+    /// Output file (written through a temporary file in the same folder, then renamed).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Seed of the points (give the bench the same --seed).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn synth(args: SynthArgs) -> Result<bool> {
+    use supraseal_c2_cli::synthetic::Shape;
+    let shape = match (args.shape, args.log_domain) {
+        (Some(name), _) => Shape::named(&name).ok_or_else(|| anyhow::anyhow!("--shape {name:?}: expected porep-32g or 2^D with D in 10..=27"))?,
+        (None, Some(d)) => Shape::new(d),
+        (None, None) => bail!("give --shape or --log-domain"),
+    };
+    supraseal_c2_cli::synthetic::synth(&shape, args.seed, &args.out)?;
+    Ok(true)
 }
 
 #[derive(clap::Args)]
@@ -214,6 +253,7 @@ fn main() -> ExitCode {
         Command::Prove(args) => prove(args),
         Command::Fixture(args) => fixture::run(args).map(|()| true),
         Command::Bench(args) => supraseal_c2_cli::bench::bench(args),
+        Command::Params(ParamsCommand::Synth(args)) => synth(args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

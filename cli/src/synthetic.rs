@@ -1,13 +1,23 @@
-//! A synthetic proving key and witness of a chosen domain size, for
-//! throughput benchmarks at shapes where generating real parameters with
-//! bellperson would take hours (a 2^24 domain, as a 512 MiB sector's partition
-//! has; 2^27 for 32 GiB). The work per proof is the real work (same NTTs, MSM
-//! sizes and split-MSM plans); the proofs do not verify, because the points
-//! are not from one trusted setup. Correctness is tested with real keys.
+//! Synthetic proving keys and witnesses of a chosen shape, for throughput
+//! benchmarks at shapes where generating real parameters with bellperson
+//! would take days: a `2^D` domain ([`Shape::new`]) or a 32 GiB sector's
+//! partition ([`Shape::porep_32g`], the vector lengths and densities of
+//! DESIGN §9). The work per proof is the real work (same NTTs, MSM sizes and
+//! split-MSM plans); the proofs do not verify, because the points are not
+//! from one trusted setup. Correctness is tested with real keys.
+//!
+//! The key's points come from one deterministic source ([`key`] in memory,
+//! [`write_params`] as a bellperson-layout `.params` file, DESIGN §3), so a
+//! file written with a seed and the in-memory key of that seed hold the same
+//! points: distinct (P + i·Q per chunk of 2^14, a fresh random P and Q per
+//! chunk) and in the prime-order subgroup.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
+use anyhow::{ensure, Context, Result};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -19,69 +29,161 @@ use supraseal_c2::srs::Srs;
 
 use crate::collector::{BitVec, Witness};
 
-/// Public inputs of the synthetic circuit (input 0 is the constant one).
-pub const NUM_INPUTS: usize = 21;
-
-/// The sizes of a synthetic circuit with a domain of 2^`log_domain` elements.
-#[derive(Clone, Copy, Debug)]
-pub struct Shape {
-    pub log_domain: u32,
-    /// Constraints (`abc_size`): the domain minus a little slack.
-    pub constraints: usize,
-    pub num_aux: usize,
+/// How aux values are distributed: per mille of 0, of 1, the rest uniform
+/// random field elements (it decides batch additions vs tail MSMs, DESIGN §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mix {
+    pub zero_permille: u32,
+    pub one_permille: u32,
 }
 
-impl Shape {
-    /// Shape for a 2^`log_domain` domain (log_domain ≥ 10).
-    pub fn new(log_domain: u32) -> Shape {
-        let n = 1usize << log_domain;
-        Shape { log_domain, constraints: n - n / 64, num_aux: n - n / 32 }
+impl Mix {
+    /// The per mille of values that are neither 0 nor 1.
+    pub fn other_permille(&self) -> u32 {
+        1000 - self.zero_permille - self.one_permille
     }
 }
 
-/// A bit vector of `len` bits, each set with probability `p`.
-fn density(len: usize, p: f64, rng: &mut impl Rng) -> BitVec {
-    let mut words = vec![0u64; len.div_ceil(64)];
-    for i in 0..len {
-        if rng.gen_bool(p) {
-            words[i / 64] |= 1 << (i % 64);
+/// The sizes of a synthetic circuit and its key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// A name for reports (`porep-32g`, `2^24`).
+    pub name: String,
+    pub log_domain: u32,
+    /// Constraints including the per-input ones (`abc_size`).
+    pub constraints: usize,
+    /// Public inputs, the constant one included (input 0).
+    pub num_inputs: usize,
+    pub num_aux: usize,
+    pub a_aux_popcount: usize,
+    pub b_inp_popcount: usize,
+    pub b_aux_popcount: usize,
+    pub mix: Mix,
+}
+
+impl Shape {
+    /// A synthetic shape with a 2^`log_domain` domain (log_domain ≥ 10):
+    /// constraints the domain minus 1/64, aux the domain minus 1/32, 21
+    /// inputs all in B, A-density 90 % and B-density 20 % of the aux
+    /// variables, aux values 50 % zero, 30 % one, 20 % other.
+    pub fn new(log_domain: u32) -> Shape {
+        let n = 1usize << log_domain;
+        let num_aux = n - n / 32;
+        Shape {
+            name: format!("2^{log_domain}"),
+            log_domain,
+            constraints: n - n / 64,
+            num_inputs: 21,
+            num_aux,
+            a_aux_popcount: num_aux / 10 * 9,
+            b_inp_popcount: 21,
+            b_aux_popcount: num_aux / 5,
+            mix: Mix { zero_permille: 500, one_permille: 300 },
         }
+    }
+
+    /// One partition of a 32 GiB sector's PoRep C2 (10 per sector), with
+    /// the vector lengths and densities of DESIGN §9 (Curio's cuzk
+    /// measurements, checked against bellperson's generator): 130,278,869
+    /// constraints plus 328 input constraints, domain 2^27, 328 inputs,
+    /// 130,169,893 aux variables; popcounts A-aux 129,753,292, B-input 1,
+    /// B-aux 33,112,281. The params file is 47,373,928,632 bytes.
+    ///
+    /// The aux value mix is not published; this shape uses 45 % zero, 45 %
+    /// one, 10 % other (the mix the 32 GiB measurements of the VRAM issue
+    /// used), until it is measured on filecoin-proofs' circuit.
+    pub fn porep_32g() -> Shape {
+        Shape {
+            name: "porep-32g".into(),
+            log_domain: 27,
+            constraints: 130_278_869 + 328,
+            num_inputs: 328,
+            num_aux: 130_169_893,
+            a_aux_popcount: 129_753_292,
+            b_inp_popcount: 1,
+            b_aux_popcount: 33_112_281,
+            mix: Mix { zero_permille: 450, one_permille: 450 },
+        }
+    }
+
+    /// A shape by name: `porep-32g`, or `2^D` / `D` for [`Shape::new`].
+    pub fn named(name: &str) -> Option<Shape> {
+        if name == "porep-32g" {
+            return Some(Shape::porep_32g());
+        }
+        let d: u32 = name.strip_prefix("2^").unwrap_or(name).parse().ok()?;
+        (10..=27).contains(&d).then(|| Shape::new(d))
+    }
+
+    /// Points of each vector: (ic, h, l, a, b_g1 = b_g2).
+    pub fn counts(&self) -> [usize; 5] {
+        let n = 1usize << self.log_domain;
+        [
+            self.num_inputs,
+            n - 1,
+            self.num_aux,
+            self.num_inputs + self.a_aux_popcount,
+            self.b_inp_popcount + self.b_aux_popcount,
+        ]
+    }
+
+    /// Size of the params file in bytes (DESIGN §3).
+    pub fn params_bytes(&self) -> u64 {
+        let [ic, h, l, a, b] = self.counts().map(|c| c as u64);
+        3 * 96 + 3 * 192 + 6 * 4 + (ic + h + l + a + b) * 96 + b * 192
+    }
+}
+
+/// A bit vector of `len` bits with exactly `popcount` ones, evenly spread
+/// (bit ⌊k·len/popcount⌋ for k < popcount; the first bit is always set).
+fn spread(len: usize, popcount: usize) -> BitVec {
+    let mut words = vec![0u64; len.div_ceil(64)];
+    for k in 0..popcount {
+        let i = (k as u128 * len as u128 / popcount as u128) as usize;
+        words[i / 64] |= 1 << (i % 64);
     }
     BitVec { words, len }
 }
 
-/// `len` distinct points P, P+Q, P+2Q, … per chunk (one addition each, then a
-/// batch normalisation), in parallel chunks with their own random P and Q.
+const CHUNK: usize = 1 << 14;
+
+/// Chunk `c` of a section's points (deterministic in `seed` and `c`).
+fn chunk<P: Group + Curve<AffineRepr = A>, A: PrimeCurveAffine + Copy>(seed: u64, c: usize, len: usize) -> Vec<A> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20).wrapping_add(c as u64));
+    let step = P::random(&mut rng);
+    let mut p = P::random(&mut rng);
+    let proj: Vec<P> = (0..CHUNK.min(len - c * CHUNK))
+        .map(|_| {
+            p += step;
+            p
+        })
+        .collect();
+    let mut out = vec![A::identity(); proj.len()];
+    P::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// All `len` points of a section, in memory.
 fn points<P: Group + Curve<AffineRepr = A> + Send + Sync, A: PrimeCurveAffine + Send + Sync + Copy>(
     len: usize,
     seed: u64,
 ) -> Vec<A> {
-    const CHUNK: usize = 1 << 14;
-    (0..len.div_ceil(CHUNK))
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + c as u64);
-            let step = P::random(&mut rng);
-            let mut p = P::random(&mut rng);
-            let proj: Vec<P> = (0..CHUNK.min(len - c * CHUNK))
-                .map(|_| {
-                    p += step;
-                    p
-                })
-                .collect();
-            let mut out = vec![A::identity(); proj.len()];
-            P::batch_normalize(&proj, &mut out);
-            out
-        })
-        .collect()
+    (0..len.div_ceil(CHUNK)).into_par_iter().flat_map_iter(|c| chunk::<P, A>(seed, c, len)).collect()
 }
 
-/// A synthetic witness: dense random a, b, c; aux values mostly 0 or 1 (as in
-/// hash circuits, so that the split-MSM path is taken) with a share of full
-/// random values; A-density about 90 %, B-density about 20 % of the aux
-/// variables, every input in B.
-pub fn witness(shape: Shape, seed: u64) -> Witness {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+/// The seeds of the key's sections, derived from the key's seed.
+struct Seeds(u64);
+
+impl Seeds {
+    fn of(&self, section: u64) -> u64 {
+        self.0.wrapping_add(section)
+    }
+}
+
+/// A synthetic witness of `shape`: dense random a, b, c; aux values drawn
+/// from `shape.mix`; exact popcounts ([`spread`]); input 0 is the constant
+/// one.
+pub fn witness(shape: &Shape, seed: u64) -> Witness {
     let full = |len: usize, seed: u64| -> Vec<Scalar> {
         (0..len.div_ceil(1 << 16))
             .into_par_iter()
@@ -91,25 +193,31 @@ pub fn witness(shape: Shape, seed: u64) -> Witness {
             })
             .collect()
     };
-    let mut inputs = full(NUM_INPUTS, seed ^ 1);
+    let mut inputs = full(shape.num_inputs, seed ^ 1);
     inputs[0] = Scalar::ONE;
+    let (zero, one) = (shape.mix.zero_permille, shape.mix.zero_permille + shape.mix.one_permille);
     let aux = (0..shape.num_aux.div_ceil(1 << 16))
         .into_par_iter()
         .flat_map_iter(|c| {
             let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + 7 + c as u64);
             (0..(1usize << 16).min(shape.num_aux - (c << 16)))
-                .map(move |_| match rng.gen_range(0..10) {
-                    0..=4 => Scalar::ZERO,
-                    5..=7 => Scalar::ONE,
-                    _ => Scalar::random(&mut rng),
+                .map(move |_| {
+                    let v = rng.gen_range(0..1000);
+                    if v < zero {
+                        Scalar::ZERO
+                    } else if v < one {
+                        Scalar::ONE
+                    } else {
+                        Scalar::random(&mut rng)
+                    }
                 })
                 .collect::<Vec<_>>()
         })
         .collect();
     Witness {
-        a_aux_density: density(shape.num_aux, 0.9, &mut rng),
-        b_inp_density: density(NUM_INPUTS, 1.0, &mut rng),
-        b_aux_density: density(shape.num_aux, 0.2, &mut rng),
+        a_aux_density: spread(shape.num_aux, shape.a_aux_popcount),
+        b_inp_density: spread(shape.num_inputs, shape.b_inp_popcount),
+        b_aux_density: spread(shape.num_aux, shape.b_aux_popcount),
         a: full(shape.constraints, seed ^ 2),
         b: full(shape.constraints, seed ^ 3),
         c: full(shape.constraints, seed ^ 4),
@@ -118,25 +226,136 @@ pub fn witness(shape: Shape, seed: u64) -> Witness {
     }
 }
 
-/// A synthetic key matching `w` (same densities) for `shape`.
-pub fn key(shape: Shape, w: &Witness, seed: u64) -> Arc<Srs> {
-    let n = 1usize << shape.log_domain;
-    let g1 = |len: usize, s: u64| points::<G1Projective, G1Affine>(len, seed.wrapping_add(s));
-    let g2 = |len: usize, s: u64| points::<G2Projective, G2Affine>(len, seed.wrapping_add(s));
-    let one1 = |s: u64| g1(1, s)[0];
-    let one2 = |s: u64| g2(1, s)[0];
-    let b_len = w.b_inp_density.popcount() + w.b_aux_density.popcount();
+/// The synthetic key of `shape` in memory: the points [`write_params`]
+/// writes for the same seed.
+pub fn key(shape: &Shape, seed: u64) -> Arc<Srs> {
+    let s = Seeds(seed);
+    let [_, h, l, a, b] = shape.counts();
+    let g1 = |len: usize, k: u64| points::<G1Projective, G1Affine>(len, s.of(k));
+    let g2 = |len: usize, k: u64| points::<G2Projective, G2Affine>(len, s.of(k));
     Arc::new(Srs::from_parts(
-        PathBuf::from(format!("<synthetic 2^{}>", shape.log_domain)),
-        one1(1),
-        one1(2),
-        one2(3),
-        one1(4),
-        one2(5),
-        g1(n - 1, 10),
-        g1(shape.num_aux, 11),
-        g1(NUM_INPUTS + w.a_aux_density.popcount(), 12),
-        g1(b_len, 13),
-        g2(b_len, 14),
+        PathBuf::from(format!("<synthetic {}>", shape.name)),
+        g1(1, 1)[0],
+        g1(1, 2)[0],
+        g2(1, 3)[0],
+        g1(1, 4)[0],
+        g2(1, 5)[0],
+        g1(h, 10),
+        g1(l, 11),
+        g1(a, 12),
+        g1(b, 13),
+        g2(b, 14),
     ))
+}
+
+/// Chunks generated in parallel before they are written in order.
+const WINDOW: usize = 256;
+
+/// Streams one section's points (uncompressed encodings) to `out`.
+fn write_section<P, A, const N: usize>(
+    out: &mut impl Write,
+    len: usize,
+    seed: u64,
+    encode: fn(&A) -> [u8; N],
+    progress: &mut impl FnMut(usize),
+) -> Result<()>
+where
+    P: Group + Curve<AffineRepr = A> + Send + Sync,
+    A: PrimeCurveAffine + Send + Sync + Copy,
+{
+    let chunks = len.div_ceil(CHUNK);
+    for first in (0..chunks).step_by(WINDOW) {
+        let bytes: Vec<Vec<u8>> = (first..chunks.min(first + WINDOW))
+            .into_par_iter()
+            .map(|c| chunk::<P, A>(seed, c, len).iter().flat_map(encode).collect())
+            .collect();
+        for b in &bytes {
+            out.write_all(b)?;
+            progress(b.len() / N);
+        }
+    }
+    Ok(())
+}
+
+/// Writes the synthetic key of `shape` and `seed` as a params file at
+/// `path` (bellperson's layout, DESIGN §3: alpha_g1, beta_g1, beta_g2,
+/// gamma_g2, delta_g1, delta_g2, then ic, h, l, a, b_g1, b_g2 with big-endian
+/// u32 counts; uncompressed points). Streams to disk (memory stays at a
+/// window of chunks, ~400 MB for G1) through a temporary file renamed at the
+/// end. Returns the bytes written.
+pub fn write_params(shape: &Shape, seed: u64, path: &Path, mut progress: impl FnMut(&str, usize)) -> Result<u64> {
+    let s = Seeds(seed);
+    let tmp = path.with_extension(format!("params.tmp{}", std::process::id()));
+    let file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(8 << 20, file);
+    let g1 = |k: u64| points::<G1Projective, G1Affine>(1, s.of(k))[0].to_uncompressed();
+    let g2 = |k: u64| points::<G2Projective, G2Affine>(1, s.of(k))[0].to_uncompressed();
+    for p in [&g1(1)[..], &g1(2), &g2(3), &g2(6), &g1(4), &g2(5)] {
+        out.write_all(p)?;
+    }
+    let [ic, h, l, a, b] = shape.counts();
+    let enc1: fn(&G1Affine) -> [u8; 96] = |p| p.to_uncompressed();
+    let enc2: fn(&G2Affine) -> [u8; 192] = |p| p.to_uncompressed();
+    for (name, len, k) in [("ic", ic, 9), ("h", h, 10), ("l", l, 11), ("a", a, 12), ("b_g1", b, 13)] {
+        ensure!(len <= u32::MAX as usize, "{name}: {len} points do not fit the file's u32 count");
+        out.write_all(&(len as u32).to_be_bytes())?;
+        write_section::<G1Projective, G1Affine, 96>(&mut out, len, s.of(k), enc1, &mut |n| progress(name, n))?;
+    }
+    out.write_all(&(b as u32).to_be_bytes())?;
+    write_section::<G2Projective, G2Affine, 192>(&mut out, b, s.of(14), enc2, &mut |n| progress("b_g2", n))?;
+    let file = out.into_inner().map_err(|e| e.into_error()).context("flushing the params file")?;
+    file.sync_all().ok();
+    let written = file.metadata()?.len();
+    ensure!(written == shape.params_bytes(), "wrote {written} bytes, the shape needs {}", shape.params_bytes());
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(written)
+}
+
+/// `supraseal-c2 params synth`: writes the file and reports its size and
+/// the write rate.
+pub fn synth(shape: &Shape, seed: u64, path: &Path) -> Result<()> {
+    let t = Instant::now();
+    eprintln!(
+        "writing the synthetic {} key ({} bytes) to {} ...",
+        shape.name,
+        shape.params_bytes(),
+        path.display()
+    );
+    let total: usize = shape.counts().iter().sum::<usize>() + shape.counts()[4];
+    let (mut done, mut last) = (0usize, Instant::now());
+    let bytes = write_params(shape, seed, path, |section, n| {
+        done += n;
+        if last.elapsed().as_secs() >= 10 {
+            last = Instant::now();
+            eprintln!("  {section}: {:.0} % of the points after {:.0} s", 100.0 * done as f64 / total as f64, t.elapsed().as_secs_f64());
+        }
+    })?;
+    let secs = t.elapsed().as_secs_f64();
+    println!("wrote {} ({bytes} bytes) in {secs:.1} s ({:.2} GB/s)", path.display(), bytes as f64 / secs / 1e9);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porep_32g_has_the_published_sizes() {
+        let s = Shape::porep_32g();
+        assert_eq!(s.counts(), [328, (1 << 27) - 1, 130_169_893, 129_753_620, 33_112_282]);
+        assert_eq!(s.params_bytes(), 47_373_928_632);
+        assert_eq!(Shape::named("porep-32g"), Some(s));
+        assert_eq!(Shape::named("2^20"), Some(Shape::new(20)));
+        assert_eq!(Shape::named("9"), None);
+    }
+
+    #[test]
+    fn spread_has_the_exact_popcount() {
+        for (len, pop) in [(328, 1), (130_169, 129_753), (1000, 254), (64, 64), (70, 0)] {
+            let v = spread(len, pop);
+            assert_eq!(v.popcount(), pop, "len {len}");
+            assert_eq!(v.words.len(), len.div_ceil(64));
+        }
+        assert_eq!(spread(328, 1).words[0], 1, "the constant one is the B input");
+    }
 }

@@ -70,6 +70,13 @@ fn bad_bench_arguments_fail_with_a_message() {
         (&["bench", "--circuit", "nosuch", "--log-constraints", "10"], "nosuch"),
         (&["bench", "--circuit", "mimc", "--log-constraints", "7"], "--log-constraints"),
         (&["bench", "--synthetic-log-domain", "10", "--seed", "-3"], "-3"),
+        (&["bench", "--shape", "porep-64g"], "porep-64g"),
+        (&["bench", "--shape", "2^9"], "--shape"),
+        (&["bench", "--shape", "2^10", "--synthetic-log-domain", "10"], "not both"),
+        (&["bench", "--shape", "2^10", "--lib", "upstream"], "--reference"),
+        (&["bench", "--shape", "2^10", "--workers", "2", "--batch", "3"], "--batch 3"),
+        (&["params", "synth", "--out", "/tmp/x.params"], "--shape"),
+        (&["params", "synth", "--shape", "nope", "--out", "/tmp/x.params"], "nope"),
         (&["bench", "--synthetic-log-domain", "10", "--witnesses", "-1"], "-1"),
     ];
     for (args, needle) in cases {
@@ -90,11 +97,11 @@ fn a_tiny_synthetic_bench_runs_every_mode_and_reports_every_call() {
         for (w, parts) in [(1, 2), (3, 6)] {
             let row = out
                 .lines()
-                .find(|l| l.starts_with(&format!("| {mode} | {w} | {parts} |")))
+                .find(|l| l.starts_with(&format!("| ours | {mode} | {w} | {parts} |")))
                 .unwrap_or_else(|| panic!("no row for {mode} W={w}: {out}"));
             let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-            // ... | pre-staged k/N | ... | failed | unverified |
-            assert!(cells[7].ends_with(&format!("/{parts}")), "one report per call: {row}");
+            // | library | mode | W | P | wall | P/s | s/P | busy | pre-staged k/N | ... | failed | unverified |
+            assert!(cells[9].ends_with(&format!("/{parts}")), "one report per call: {row}");
             assert_eq!(cells[cells.len() - 3], "0", "failed: {row}");
             assert_eq!(cells[cells.len() - 2], "0", "unverified: {row}");
         }

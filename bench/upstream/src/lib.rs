@@ -46,7 +46,10 @@ pub unsafe extern "C" fn upstream_create_srs(path: *const c_char, cache: bool, o
             unsafe { out.write(Box::into_raw(Box::new(srs)) as *mut c_void) };
             0
         }
-        Ok(Err(e)) => report(err, err_len, &format!("SRS::try_new: code {}: {}", e.code, String::from(e))),
+        Ok(Err(e)) => {
+            let code = e.code;
+            report(err, err_len, &format!("SRS::try_new: code {code}: {}", String::from(e)))
+        }
         Err(p) => report(err, err_len, &format!("SRS::try_new panicked: {}", panic_text(p))),
     }
 }

@@ -1,0 +1,116 @@
+//! The reference library, loaded at run time for same-run comparisons:
+//! `libupstream_ref.so` from `scripts/build-upstream-reference.sh` (the
+//! published supraseal-c2 0.1.2 behind `upstream_*` entry points). It is a
+//! separate shared object, so its symbols never mix with ours.
+
+use std::ffi::{c_char, c_void, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use blstrs::Scalar;
+
+use supraseal_c2::{groth16_proof, CAssignment};
+
+use crate::collector::Witness;
+
+type CreateSrs = unsafe extern "C" fn(*const c_char, bool, *mut *mut c_void, *mut c_char, usize) -> i32;
+type DropSrs = unsafe extern "C" fn(*mut c_void);
+type Prove = unsafe extern "C" fn(
+    *const c_void,
+    usize,
+    *const Scalar,
+    *const Scalar,
+    *mut groth16_proof,
+    *const c_void,
+    *mut c_char,
+    usize,
+) -> i32;
+
+/// The loaded reference library.
+pub struct Upstream {
+    create_srs: CreateSrs,
+    drop_srs: DropSrs,
+    prove: Prove,
+    _lib: libloading::Library,
+}
+
+/// A params handle of the reference library.
+pub struct UpstreamSrs<'a> {
+    lib: &'a Upstream,
+    ptr: *mut c_void,
+}
+
+// SAFETY: the reference's SRS is reference counted and shared by its
+// proving threads (its own Rust wrapper marks it Send + Sync).
+unsafe impl Send for UpstreamSrs<'_> {}
+unsafe impl Sync for UpstreamSrs<'_> {}
+
+fn message(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+impl Upstream {
+    /// Loads `path` and its three entry points.
+    pub fn load(path: &Path) -> Result<Upstream> {
+        // SAFETY: the library's initialisers are the crate's (static mutex,
+        // sppark's GPU table); loading it runs nothing else.
+        let lib = unsafe { libloading::Library::new(path) }.with_context(|| format!("loading {}", path.display()))?;
+        // SAFETY: the symbols have these signatures (bench/upstream/src/lib.rs).
+        unsafe {
+            let create_srs = *lib.get::<CreateSrs>(b"upstream_create_srs\0")?;
+            let drop_srs = *lib.get::<DropSrs>(b"upstream_drop_srs\0")?;
+            let prove = *lib.get::<Prove>(b"upstream_prove\0")?;
+            Ok(Upstream { create_srs, drop_srs, prove, _lib: lib })
+        }
+    }
+
+    /// `SRS::try_new(path, false)` of the reference.
+    pub fn open(&self, path: &Path) -> Result<UpstreamSrs<'_>> {
+        let c = CString::new(path.as_os_str().as_bytes())?;
+        let mut ptr = std::ptr::null_mut();
+        let mut err = vec![0u8; 1024];
+        // SAFETY: valid C string, writable out pointer and buffer.
+        let rc = unsafe { (self.create_srs)(c.as_ptr(), false, &mut ptr, err.as_mut_ptr() as *mut c_char, err.len()) };
+        if rc != 0 {
+            bail!("upstream create_SRS({}): {}", path.display(), message(&err));
+        }
+        Ok(UpstreamSrs { lib: self, ptr })
+    }
+}
+
+impl UpstreamSrs<'_> {
+    /// The reference's `generate_groth16_proofs` on `witnesses` with r, s.
+    pub fn prove(&self, witnesses: &[&Witness], r: &[Scalar], s: &[Scalar]) -> Result<Vec<groth16_proof>, String> {
+        assert!(r.len() == witnesses.len() && s.len() == witnesses.len());
+        let provers: Vec<CAssignment> = witnesses.iter().map(|w| w.assignment()).collect();
+        let mut proofs = vec![groth16_proof::default(); witnesses.len()];
+        let mut err = vec![0u8; 1024];
+        // SAFETY: arrays of witnesses.len() elements that outlive the call;
+        // the reference's Assignment has our CAssignment's layout.
+        let rc = unsafe {
+            (self.lib.prove)(
+                provers.as_ptr() as *const c_void,
+                provers.len(),
+                r.as_ptr(),
+                s.as_ptr(),
+                proofs.as_mut_ptr(),
+                self.ptr,
+                err.as_mut_ptr() as *mut c_char,
+                err.len(),
+            )
+        };
+        if rc != 0 {
+            return Err(format!("upstream: {}", message(&err)));
+        }
+        Ok(proofs)
+    }
+}
+
+impl Drop for UpstreamSrs<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a handle from upstream_create_srs, released once.
+        unsafe { (self.lib.drop_srs)(self.ptr) }
+    }
+}
