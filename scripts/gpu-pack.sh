@@ -16,6 +16,8 @@ cp "$CARGO_TARGET_DIR/release/supraseal-c2" gpu-pack/
 cargo build --release -p supraseal-c2 --example gpu_bench
 cp "$CARGO_TARGET_DIR/release/examples/gpu_bench" gpu-pack/
 cp "$(scripts/build-sppark-bench.sh | tail -n 1)" gpu-pack/   # sppark's kernels, same-run reference
+cp "$(scripts/build-upstream-reference.sh | tail -n 1)" gpu-pack/   # published supraseal-c2 0.1.2, same-run reference
+cp scripts/gpu-samples.py gpu-pack/
 list_tests() {
   cargo test --release "$@" --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
@@ -37,6 +39,9 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh tests   # GPU-vs-CPU tests, proofs, lock protocol + faults, 2^20 correctness bench
 #   bash gpu-pack/run.sh bench   # synthetic 2^24 throughput matrix (lock modes x workers)
 #   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT), sppark's then ours
+#   bash gpu-pack/run.sh reference      # ours vs upstream 0.1.2: SHA-256 2^20 bytes, 2^24 table
+#   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
+#   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -66,6 +71,49 @@ what=${1:-tests}
   kernels)
     ./sppark_bench; echo "rc=$?"
     ./gpu_bench; echo "rc=$?"
+    ;;
+  reference|porep-ours|porep-upstream)
+    # GPU samples beside the run: memory used (MiB) and utilisation every
+    # 100 ms; gpu-samples.py cuts them into the bench rows' windows.
+    nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/nvsmi-$what.csv" &
+    smi=$!
+    ref="--reference $PWD/libupstream_ref.so"
+    case "$what" in
+    reference)
+      for lib in ours upstream; do
+        echo "== SHA-256 2^20, $lib: W = 1, 2 x 4 partitions + one call of 2 circuits, every proof verified"
+        ./supraseal-c2 bench --lib $lib $ref --circuit sha256 --log-constraints 20 --workers 1,2 --partitions 4 --modes two --batch 2 \
+          --proofs-out "$OUT/proofs-sha256-$lib.txt"; echo "rc=$?"
+      done
+      cmp "$OUT/proofs-sha256-ours.txt" "$OUT/proofs-sha256-upstream.txt" && echo "SHA-256 2^20: proofs byte-identical ($(wc -l < "$OUT/proofs-sha256-ours.txt") proofs)"
+      ./supraseal-c2 params synth --log-domain 24 --seed 1 --out /tmp/s24.params; echo "rc=$?"
+      for g2 in cpu gpu; do
+        echo "== 2^24 synthetic, ours (key in memory, same points as the file), G2 MSM on $g2"
+        SUPRASEAL_C2_G2_MSM=$g2 ./supraseal-c2 bench --shape 2^24 --seed 1 --workers 1,2,3 --partitions 4 --modes two,single --batch 3 --witnesses 1 \
+          --proofs-out "$OUT/proofs-24-ours-$g2.txt" --trace "$OUT/trace-24-ours-$g2.json"; echo "rc=$?"
+      done
+      echo "== 2^24 synthetic, upstream (loads the file)"
+      ./supraseal-c2 bench --lib upstream $ref --shape 2^24 --params /tmp/s24.params --seed 1 --workers 1,2,3 --partitions 4 --batch 3 --witnesses 1 \
+        --proofs-out "$OUT/proofs-24-upstream.txt"; echo "rc=$?"
+      cmp "$OUT/proofs-24-ours-gpu.txt" "$OUT/proofs-24-upstream.txt" && echo "2^24: proofs byte-identical"
+      cmp "$OUT/proofs-24-ours-cpu.txt" "$OUT/proofs-24-ours-gpu.txt" && echo "2^24: G2 on CPU and GPU byte-identical"
+      ;;
+    porep-ours)
+      echo "== porep-32g, ours (key in memory), W = 1, 2 x 2 partitions + one call of 2 circuits, G2 MSM on the GPU"
+      SUPRASEAL_C2_G2_MSM=gpu ./supraseal-c2 bench --shape porep-32g --seed 1 --workers 1,2 --partitions 2 --modes two --batch 2 --witnesses 1 \
+        --proofs-out "$OUT/proofs-32g-ours.txt" --trace "$OUT/trace-32g-ours.json"; echo "rc=$?"
+      ;;
+    porep-upstream)
+      df -h /tmp | tail -n 1
+      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out /tmp/p32.params; echo "rc=$?"
+      echo "== porep-32g, upstream (loads the file), W = 1, 2 x 2 partitions + one call of 2 circuits"
+      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params /tmp/p32.params --seed 1 --workers 1,2 --partitions 2 --batch 2 --witnesses 1 \
+        --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
+      rm -f /tmp/p32.params
+      ;;
+    esac
+    kill $smi
+    python3 gpu-samples.py "$OUT/nvsmi-$what.csv" "$OUT/gpu-run-$what.log" || true
     ;;
   esac
 } 2>&1 | tee "$OUT/gpu-run-$what.log"
