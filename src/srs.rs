@@ -364,39 +364,82 @@ pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
 /// How many loaded keys the cache keeps (the reference keeps 4).
 pub const CACHE_CAPACITY: usize = 4;
 
-/// Most recently used first.
-static CACHE: Mutex<Vec<(PathBuf, Arc<Srs>)>> = Mutex::new(Vec::new());
-
-fn cache_key(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// What a cached key was loaded from: the resolved path and the file's
+/// identity, so a file replaced or rewritten in place is loaded again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FileKey {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
 }
 
-/// Returns the key for `path`: from the LRU cache when `cache` is true (loading
-/// and inserting it on a miss), freshly loaded otherwise. Errors as [`Srs::load`].
-pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
-    if !cache {
-        return Ok(Arc::new(Srs::load(path)?));
+impl FileKey {
+    /// `None` when the file cannot be stat'ed (the load reports why).
+    fn of(path: &Path) -> Option<FileKey> {
+        use std::os::unix::fs::MetadataExt;
+        let resolved = std::fs::canonicalize(path).ok()?;
+        let m = std::fs::metadata(&resolved).ok()?;
+        Some(FileKey {
+            path: resolved,
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        })
     }
-    let key = cache_key(path);
+}
+
+/// Most recently used first.
+static CACHE: Mutex<Vec<(FileKey, Arc<Srs>)>> = Mutex::new(Vec::new());
+
+/// A load in progress: every caller that asks for the same file meanwhile
+/// waits for it instead of loading the file again.
+type InFlight = Arc<std::sync::OnceLock<Result<Arc<Srs>>>>;
+static LOADING: Mutex<Vec<(FileKey, InFlight)>> = Mutex::new(Vec::new());
+
+/// Returns the key for `path`: from the LRU cache when `cache` is true (loading
+/// and inserting it on a miss), freshly loaded otherwise. Entries are keyed by
+/// the resolved path and the file's identity (device, inode, size,
+/// modification time): a file replaced or rewritten after it was cached is
+/// loaded again. Two threads that ask for an uncached file at once share one
+/// load. Errors as [`Srs::load`].
+pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
+    let Some(key) = cache.then(|| FileKey::of(path)).flatten() else {
+        return Ok(Arc::new(Srs::load(path)?));
+    };
     if let Some(hit) = lookup(&key) {
         return Ok(hit);
     }
-    // Load outside the lock: a 47 GB file takes minutes and other paths must
-    // stay usable meanwhile. If two threads race, the first insert wins.
-    let loaded = Arc::new(Srs::load(path)?);
-    let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(i) = entries.iter().position(|(k, _)| *k == key) {
-        let hit = entries.remove(i);
-        let srs = hit.1.clone();
-        entries.insert(0, hit);
-        return Ok(srs);
-    }
-    entries.insert(0, (key, loaded.clone()));
-    entries.truncate(CACHE_CAPACITY);
-    Ok(loaded)
+    // Load outside the cache's lock: a 47 GB file takes minutes and other
+    // paths must stay usable meanwhile.
+    let flight: InFlight = {
+        let mut loading = LOADING.lock().unwrap_or_else(|p| p.into_inner());
+        match loading.iter().find(|(k, _)| *k == key) {
+            Some((_, f)) => f.clone(),
+            None => {
+                let f: InFlight = Default::default();
+                loading.push((key.clone(), f.clone()));
+                f
+            }
+        }
+    };
+    let result = flight.get_or_init(|| {
+        let loaded = Srs::load(path).map(Arc::new);
+        if let Ok(srs) = &loaded {
+            let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+            entries.retain(|(k, _)| k.path != key.path);
+            entries.insert(0, (key.clone(), srs.clone()));
+            entries.truncate(CACHE_CAPACITY);
+        }
+        LOADING.lock().unwrap_or_else(|p| p.into_inner()).retain(|(k, f)| !(k == &key && Arc::ptr_eq(f, &flight)));
+        loaded
+    });
+    result.clone()
 }
 
-fn lookup(key: &Path) -> Option<Arc<Srs>> {
+fn lookup(key: &FileKey) -> Option<Arc<Srs>> {
     let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     let i = entries.iter().position(|(k, _)| k == key)?;
     let hit = entries.remove(i);
@@ -405,12 +448,12 @@ fn lookup(key: &Path) -> Option<Arc<Srs>> {
     Some(srs)
 }
 
-/// Drops the cache entry for `srs`'s path, if any. Handles already given out
-/// stay valid (they are reference counted).
+/// Drops the cache entry holding `srs` (found by identity, not by path, so
+/// a `chdir` or a retargeted symlink since the load does not matter).
+/// Handles already given out stay valid (they are reference counted).
 pub fn evict(srs: &Srs) {
-    let key = cache_key(&srs.path);
     let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    entries.retain(|(k, _)| *k != key);
+    entries.retain(|(_, s)| !std::ptr::eq(Arc::as_ptr(s), srs));
 }
 
 /// Number of entries currently cached (for tests and diagnostics).

@@ -179,3 +179,52 @@ fn cache_shares_evicts_and_keeps_at_most_four_entries() {
     let again = Params::open(&paths[4], true).unwrap();
     assert_eq!(ptr(&again), ptr(&others[3]), "recent entries stay cached");
 }
+
+fn key_ptr(p: &Params) -> *const std::ffi::c_void {
+    unsafe { (*p.raw()).ptr }
+}
+
+#[test]
+fn a_cached_file_rewritten_in_place_is_loaded_again() {
+    let path = scratch("rewritten.params", &valid_file());
+    let first = Params::open(&path, true).unwrap();
+    // Same path, same inode, other contents (another circuit's key).
+    let other = std::fs::read(common::keys(Kind::Mimc, 9).path).unwrap();
+    std::fs::write(&path, &other).unwrap();
+    let second = Params::open(&path, true).unwrap();
+    assert_ne!(key_ptr(&first), key_ptr(&second), "the stale entry was served");
+}
+
+#[test]
+fn evict_finds_the_entry_after_the_symlink_it_was_loaded_through_moved() {
+    let a = scratch("evict-target-a.params", &valid_file());
+    let b = scratch("evict-target-b.params", &valid_file());
+    let link = a.with_file_name("evict-link.params");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let h = Params::open(&link, true).unwrap();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&b, &link).unwrap();
+    h.evict();
+    let again = Params::open(&a, true).unwrap();
+    assert_ne!(key_ptr(&h), key_ptr(&again), "evict_SRS left the entry of the file it was loaded from");
+}
+
+#[test]
+fn simultaneous_first_loads_of_one_file_share_one_key() {
+    let path = scratch("simultaneous.params", &valid_file());
+    let barrier = std::sync::Barrier::new(4);
+    let ptrs: Vec<usize> = std::thread::scope(|s| {
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let p = Params::open(&path, true).unwrap();
+                    key_ptr(&p) as usize
+                })
+            })
+            .collect();
+        tasks.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert!(ptrs.windows(2).all(|w| w[0] == w[1]), "loaded more than once: {ptrs:?}");
+}
