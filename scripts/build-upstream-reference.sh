@@ -16,7 +16,9 @@ export NVCC="$nvcc" PATH="$(dirname "$nvcc"):$PATH"
 # wheels' tree.
 export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS:-} -gencode arch=compute_90,code=sm_90 -I$cu/include -L$cu/lib"
 export RUSTFLAGS="${RUSTFLAGS:-} -L native=$cu/lib"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target-upstream}"
+# Its own target dir (absolute: the build runs in bench/upstream), whatever
+# CARGO_TARGET_DIR the caller uses for our crate.
+export CARGO_TARGET_DIR="${UPSTREAM_TARGET_DIR:-$PWD/target-upstream}"
 (cd bench/upstream && cargo build --release 2>&1 | tail -n 20) >&2
 lib="$CARGO_TARGET_DIR/release/libupstream_ref.so"
 nm -D --defined-only "$lib" | grep -q ' T upstream_prove$' || { echo "upstream_prove not exported by $lib" >&2; exit 1; }

@@ -31,7 +31,7 @@ for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done
-strip --strip-debug gpu-pack/*
+strip --strip-debug $(ls gpu-pack/* | grep -v "\.py$")
 git rev-parse --short HEAD > gpu-pack/COMMIT
 cat > gpu-pack/run.sh <<'RUN'
 #!/usr/bin/env bash
@@ -104,12 +104,12 @@ what=${1:-tests}
         --proofs-out "$OUT/proofs-32g-ours.txt" --trace "$OUT/trace-32g-ours.json"; echo "rc=$?"
       ;;
     porep-upstream)
-      df -h /tmp | tail -n 1
-      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out /tmp/p32.params; echo "rc=$?"
+      df -h /tmp "$PWD" | tail -n 2
+      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out "$PWD/p32.params"; echo "rc=$?"
       echo "== porep-32g, upstream (loads the file), W = 1, 2 x 2 partitions + one call of 2 circuits"
-      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params /tmp/p32.params --seed 1 --workers 1,2 --partitions 2 --batch 2 --witnesses 1 \
+      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers 1,2 --partitions 2 --batch 2 --witnesses 1 \
         --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
-      rm -f /tmp/p32.params
+      rm -f "$PWD/p32.params"
       ;;
     esac
     kill $smi
