@@ -89,7 +89,8 @@ what=${1:-tests}
       ./supraseal-c2 params synth --log-domain 24 --seed 1 --out /tmp/s24.params; echo "rc=$?"
       for g2 in cpu gpu; do
         echo "== 2^24 synthetic, ours (key in memory, same points as the file), G2 MSM on $g2"
-        SUPRASEAL_C2_G2_MSM=$g2 ./supraseal-c2 bench --shape 2^24 --seed 1 --workers 1,2,3 --partitions 4 --modes two,single --batch 3 --witnesses 1 \
+        modes=two; [ $g2 = gpu ] && modes=two,single
+        SUPRASEAL_C2_G2_MSM=$g2 ./supraseal-c2 bench --shape 2^24 --seed 1 --workers 1,2,3 --partitions 4 --modes $modes --batch 3 --witnesses 1 \
           --proofs-out "$OUT/proofs-24-ours-$g2.txt" --trace "$OUT/trace-24-ours-$g2.json"; echo "rc=$?"
       done
       echo "== 2^24 synthetic, upstream (loads the file)"
