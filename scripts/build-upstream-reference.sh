@@ -22,6 +22,10 @@ export CARGO_TARGET_DIR="${UPSTREAM_TARGET_DIR:-$PWD/target-upstream}"
 (cd bench/upstream && cargo build --release 2>&1 | tail -n 20) >&2
 lib="$CARGO_TARGET_DIR/release/libupstream_ref.so"
 nm -D --defined-only "$lib" | grep -q ' T upstream_prove$' || { echo "upstream_prove not exported by $lib" >&2; exit 1; }
+# A cdylib may keep undefined symbols that only fail at dlopen: every
+# undefined one must come from the system libraries.
+missing=$(nm -D --undefined-only "$lib" | awk '$1 == "U" {print $2}' | grep -v '@' || true)
+[ -z "$missing" ] || { echo "$lib has unresolved symbols: $(echo $missing | head -c 400)" >&2; exit 1; }
 if nm -D --defined-only "$lib" | grep -qE ' T (create_SRS|generate_groth16_proofs_c)$'; then
   echo "$lib exports the ABI's own names: it would clash with ours" >&2; exit 1
 fi

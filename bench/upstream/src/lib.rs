@@ -14,6 +14,12 @@ use std::path::PathBuf;
 
 use supraseal_c2::{Assignment, SRS};
 
+/// The crate's CUDA objects call blst's C functions (deserialisation, field
+/// arithmetic); rustc links a static library only for crates the Rust code
+/// uses, so this reference keeps libblst.a in the link of the cdylib.
+#[used]
+static KEEP_BLST: unsafe extern "C" fn(*mut blst::blst_p1_affine, *const u8) -> blst::BLST_ERROR = blst::blst_p1_deserialize;
+
 type Fr = [u64; 4];
 type Proof = [u64; 48];
 
