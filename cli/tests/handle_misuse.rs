@@ -79,13 +79,14 @@ fn job(n: usize, rng: &mut impl rand::Rng) -> Job {
     }
 }
 
-fn start_raw(j: &Job) -> *mut c_void {
+/// `generate_groth16_proofs_start_c` on the job's circuits, claiming `n` of them.
+fn start_claiming(j: &Job, n: usize) -> Result<*mut c_void, AbiError> {
     let provers: Vec<CAssignment> = j.ws.iter().map(|w| w.assignment()).collect();
     let mut h = std::ptr::null_mut();
     ffi::check(unsafe {
         ffi::generate_groth16_proofs_start_c(
             provers.as_ptr(),
-            provers.len(),
+            n,
             j.r.as_ptr() as *const fr_t,
             j.s.as_ptr() as *const fr_t,
             j.srs.raw(),
@@ -94,8 +95,15 @@ fn start_raw(j: &Job) -> *mut c_void {
             &mut h,
         )
     })
-    .unwrap();
-    h
+    .map(|()| h)
+    .map_err(|e| {
+        assert!(h.is_null(), "a failed start left a handle");
+        e
+    })
+}
+
+fn start_raw(j: &Job) -> *mut c_void {
+    start_claiming(j, j.ws.len()).unwrap()
 }
 
 fn finalize_raw(h: *mut c_void, n: usize) -> Result<Vec<groth16_proof>, AbiError> {
@@ -294,22 +302,8 @@ fn child_huge_num_circuits() {
         .unwrap_err();
         assert!(e.code == libc::ENOMEM || e.code == EINVAL, "{}", e.message);
         assert!(e.message.contains("num_circuits") || e.message.contains("provers"), "{}", e.message);
-        let mut h = std::ptr::null_mut();
-        let e = ffi::check(unsafe {
-            ffi::generate_groth16_proofs_start_c(
-                provers.as_ptr(),
-                n,
-                j.r.as_ptr() as *const fr_t,
-                j.s.as_ptr() as *const fr_t,
-                j.srs.raw(),
-                std::ptr::null_mut(),
-                -1,
-                &mut h,
-            )
-        })
-        .unwrap_err();
+        let e = start_claiming(&j, n).unwrap_err();
         assert!(e.code == libc::ENOMEM || e.code == EINVAL, "{}", e.message);
-        assert!(h.is_null());
     }
     assert!(proofs.iter().all(|p| *p == groth16_proof::default()));
     eprintln!("child child_huge_num_circuits: done");
