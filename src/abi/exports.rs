@@ -159,7 +159,8 @@ pub extern "C" fn create_gpu_mutex() -> *mut c_void {
 /// Ends a lock handle. NULL is ignored. A value that is not a live lock
 /// handle (destroyed already, never returned by `create_gpu_mutex`, a pending
 /// proof) is ignored with a warning naming it: handles are ids, never
-/// dereferenced ([`handles`]). Calls running with the handle keep its locks
+/// dereferenced ([`handles`]); the warning goes to the `tracing` subscriber
+/// (for C callers: stderr with `SUPRASEAL_C2_LOG` set). Calls running with the handle keep its locks
 /// until they return; later calls with it get `EINVAL`.
 ///
 /// C: `void destroy_gpu_mutex(void* handle);`
@@ -174,6 +175,7 @@ pub unsafe extern "C" fn destroy_gpu_mutex(handle: *mut c_void) {
             return;
         }
         if let Err(e) = handles::destroy_lock(handle) {
+            crate::log::init_from_env();
             tracing::warn!("destroy_gpu_mutex: ignored: {}", e.message);
         }
     })
@@ -296,6 +298,7 @@ pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
             return;
         }
         if let Err(e) = handles::take_pending(pending) {
+            crate::log::init_from_env();
             tracing::warn!("destroy_pending_proof: ignored: {}", e.message);
         }
     })

@@ -274,3 +274,125 @@ pub fn machine() -> String {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     format!("{cpu}, {cores} cores, {mem}")
 }
+
+/// Counts of the aux values an MSM of C2 takes as scalars: 0, 1 and
+/// anything else (DESIGN §4: 1s go to batch additions, "other" to the tail MSM).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValueCounts {
+    pub zero: usize,
+    pub one: usize,
+    pub other: usize,
+}
+
+impl ValueCounts {
+    fn add(&mut self, v: &Fr) {
+        use ff::Field;
+        if bool::from(v.is_zero()) {
+            self.zero += 1;
+        } else if *v == Fr::ONE {
+            self.one += 1;
+        } else {
+            self.other += 1;
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.zero + self.one + self.other
+    }
+}
+
+impl std::fmt::Display for ValueCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.total().max(1) as f64;
+        write!(
+            f,
+            "{} values: 0 {} ({:.2} %), 1 {} ({:.2} %), other {} ({:.2} %)",
+            self.total(),
+            self.zero,
+            100.0 * self.zero as f64 / t,
+            self.one,
+            100.0 * self.one as f64 / t,
+            self.other,
+            100.0 * self.other as f64 / t
+        )
+    }
+}
+
+/// The value mix of one partition's circuit: the aux values of the L MSM
+/// (all aux variables), of the A MSM's aux part (A-density bits) and of the
+/// B MSMs' aux part (B-density bits), with the circuit's sizes.
+#[derive(Debug, Clone)]
+pub struct PartitionMix {
+    pub constraints: usize,
+    pub inputs: usize,
+    pub aux: usize,
+    pub a_aux_popcount: usize,
+    pub b_inp_popcount: usize,
+    pub b_aux_popcount: usize,
+    pub l: ValueCounts,
+    pub a_aux: ValueCounts,
+    pub b_aux: ValueCounts,
+}
+
+/// Seals a random 2 KiB sector to commit phase 1, then builds each
+/// partition's circuit exactly as `seal_commit_phase2` does (filecoin-proofs'
+/// `StackedCompound::circuit` on the C1 vanilla proofs) and synthesizes it
+/// with the witness-only constraint system of this repository's CLI (the
+/// collector whose output the prover receives), counting the aux values.
+pub fn value_mix<R: Rng>(config: &PoRepConfig, rng: &mut R) -> Result<Vec<PartitionMix>> {
+    use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain};
+    use filecoin_hashers::Domain;
+    use storage_proofs_core::compound_proof::SetupParams;
+    use storage_proofs_porep::stacked::{PublicInputs, Tau};
+
+    let sealed = seal_to_c1(config, rng)?;
+    let c1: SealCommitPhase1Output<Tree> = bincode::deserialize(&sealed.c1)?;
+    let comm_r_safe = as_safe_commitment(&c1.comm_r, "comm_r")?;
+    let comm_d_safe = DefaultPieceDomain::try_from_bytes(&c1.comm_d)?;
+    let public_inputs = PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(Tau { comm_d: comm_d_safe, comm_r: comm_r_safe }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let setup = SetupParams {
+        vanilla_params: filecoin_proofs::parameters::setup_params(config)?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let pp = <Compound as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(&setup)?;
+    let mut out = Vec::new();
+    for (k, vanilla) in c1.vanilla_proofs.iter().enumerate() {
+        let circuit = <Compound as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
+            &public_inputs,
+            Default::default(),
+            vanilla,
+            &pp.vanilla_params,
+            Some(k),
+        )?;
+        let w = supraseal_c2_cli::collector::Witness::synthesize(circuit)?;
+        let bit = |words: &[u64], i: usize| words[i / 64] >> (i % 64) & 1 == 1;
+        let mut m = PartitionMix {
+            constraints: w.num_constraints(),
+            inputs: w.inputs.len(),
+            aux: w.aux.len(),
+            a_aux_popcount: w.a_aux_density.popcount(),
+            b_inp_popcount: w.b_inp_density.popcount(),
+            b_aux_popcount: w.b_aux_density.popcount(),
+            l: ValueCounts::default(),
+            a_aux: ValueCounts::default(),
+            b_aux: ValueCounts::default(),
+        };
+        for (j, v) in w.aux.iter().enumerate() {
+            m.l.add(v);
+            if bit(&w.a_aux_density.words, j) {
+                m.a_aux.add(v);
+            }
+            if bit(&w.b_aux_density.words, j) {
+                m.b_aux.add(v);
+            }
+        }
+        out.push(m);
+    }
+    Ok(out)
+}

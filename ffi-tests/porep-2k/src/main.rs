@@ -67,10 +67,29 @@ fn c2() -> Result<()> {
     Ok(())
 }
 
+/// `porep-2k value-mix`: the share of aux values that are 0, 1 or other in
+/// each MSM of a real 2 KiB PoRep C2 partition (needs no Groth16 params).
+fn value_mix() -> Result<()> {
+    use_cache_dir(&cache_dir())?;
+    let config = porep_config();
+    println!("machine: {}", machine());
+    for (k, m) in porep_2k::value_mix(&config, &mut rand::thread_rng())?.iter().enumerate() {
+        println!(
+            "partition {k}: constraints {} (input constraints included), inputs {}, aux {}, popcounts A-aux {} B-input {} B-aux {}",
+            m.constraints, m.inputs, m.aux, m.a_aux_popcount, m.b_inp_popcount, m.b_aux_popcount
+        );
+        println!("  L (all aux):      {}", m.l);
+        println!("  A (aux, A-dense): {}", m.a_aux);
+        println!("  B (aux, B-dense): {}", m.b_aux);
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     match std::env::args().nth(1).as_deref() {
         Some("params") => params(),
         Some("c2") => c2(),
-        _ => bail!("usage: porep-2k params | c2"),
+        Some("value-mix") => value_mix(),
+        _ => bail!("usage: porep-2k params | c2 | value-mix"),
     }
 }
