@@ -187,14 +187,18 @@ struct SRS clone_SRS(const struct SRS *srs);
 void *create_gpu_mutex(void);
 
 /*
- Frees a lock handle. NULL is ignored. Destroying a handle while a call
- holds it is a caller error (undefined, as in the reference); other handles
- are never affected.
+ Ends a lock handle. NULL is ignored. A value that is not a live lock
+ handle (destroyed already, never returned by `create_gpu_mutex`, a pending
+ proof) is ignored with a warning naming it: handles are ids, never
+ dereferenced ([`handles`]); the warning goes to the `tracing` subscriber
+ (for C callers: stderr with `SUPRASEAL_C2_LOG` set). Calls running with the handle keep its locks
+ until they return; later calls with it get `EINVAL`.
 
  C: `void destroy_gpu_mutex(void* handle);`
 
  # Safety
- `handle` is NULL or came from `create_gpu_mutex` and is not used afterwards.
+ None: any value is accepted (the function stays `unsafe` for source
+ compatibility with the reference's declaration).
  */
 void destroy_gpu_mutex(void *handle);
 
@@ -244,7 +248,9 @@ struct RustError generate_groth16_proofs_start_c(const struct Assignment *prover
  Split form, part 2: joins the CPU work, runs the epilogue, writes
  `num_circuits` proofs and frees the pending handle (as the reference's
  finalize does). A handle that is not live (NULL, already finalized or
- destroyed) gives `EINVAL` and touches nothing.
+ destroyed, never returned by a start call) gives `EINVAL` and touches
+ nothing: handle values are never reused ([`handles`]), so a stale handle
+ never reaches another call's proof.
 
  C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
 
@@ -254,8 +260,9 @@ struct RustError generate_groth16_proofs_start_c(const struct Assignment *prover
 struct RustError finalize_groth16_proof_c(void *pending, struct groth16_proof *proofs);
 
 /*
- Frees a pending handle without finalizing. NULL, and handles already
- finalized or destroyed, are ignored.
+ Frees a pending handle without finalizing. NULL is ignored; a value that
+ is not a live pending proof (finalized or destroyed already, never
+ returned by a start call) is ignored with a warning naming it.
 
  C: `void destroy_pending_proof(void* pending);`
  */

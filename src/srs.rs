@@ -41,6 +41,9 @@ pub struct Srs {
     pub(crate) host_pin: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// The file this key was read from (as given to [`Srs::load`]).
     pub path: PathBuf,
+    /// That file's resolved path when it was opened (what `evict_SRS`
+    /// removes from the cache, whatever a `chdir` or a symlink did since).
+    pub(crate) resolved: std::sync::OnceLock<PathBuf>,
     pub alpha_g1: G1Affine,
     pub beta_g1: G1Affine,
     pub beta_g2: G2Affine,
@@ -118,7 +121,7 @@ impl Srs {
         b_g2: Vec<G2Affine>,
     ) -> Srs {
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Srs { host_pin: Default::default(), path, alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+        Srs { host_pin: Default::default(), path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
     /// Reads and validates a params file.
@@ -128,9 +131,15 @@ impl Srs {
     /// the file, the section and the byte offset).
     pub fn load(path: &Path) -> Result<Srs> {
         use std::os::unix::fs::OpenOptionsExt;
-        // O_NONBLOCK: opening a FIFO without a writer returns at once (and is
-        // then refused below as not a regular file) instead of blocking in
-        // open(); it changes nothing for a regular file.
+        // The kind first, from the path: sockets and some devices fail in
+        // open() with errno values that say nothing about params files.
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat params file", &e))?;
+        if !meta.is_file() {
+            return Err(not_regular(path, &meta));
+        }
+        // O_NONBLOCK: a FIFO swapped in after the check above still returns
+        // at once (and is refused below) instead of blocking in open(); it
+        // changes nothing for a regular file.
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -138,25 +147,27 @@ impl Srs {
             .map_err(|e| Error::io(path, "open params file", &e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, "stat params file", &e))?;
         if !meta.is_file() {
-            let kind = file_kind(&meta);
-            return Err(Error::invalid(format!("{}: not a regular file (it is {kind}); a params file is required", path.display())));
+            return Err(not_regular(path, &meta));
         }
         if meta.len() == 0 {
             // Files under /proc and /sys report size 0 yet have contents.
             let mut probe = [0u8; 1];
-            let has_bytes = std::io::Read::read(&mut &file, &mut probe).is_ok_and(|n| n > 0);
-            let what = if has_bytes {
-                "reports a size of 0 bytes but has contents: a special file whose size is unknown (such as under /proc or /sys), not a params file"
-            } else {
-                "params file is empty (0 bytes)"
+            let what = match std::io::Read::read(&mut &file, &mut probe) {
+                Ok(0) => "params file is empty (0 bytes)".to_string(),
+                Ok(_) => "reports a size of 0 bytes but has contents: a special file whose size is unknown (such as under /proc or /sys), not a params file".to_string(),
+                Err(e) => format!("reports a size of 0 bytes and cannot be read ({e}): a special file, not a params file"),
             };
             return Err(Error::invalid(format!("{}: {what}", path.display())));
         }
         // SAFETY: the file is opened read-only and the map lives only for this
         // function; a concurrent truncation by another process would be a
         // caller error (SIGBUS), as for every mmap-based params reader.
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| Error::io(path, "mmap params file", &e))?;
+        // A file that cannot be mapped (a /sys attribute, a FUSE file) is an
+        // I/O error for this ABI: EIO, with the system's reason in the text
+        // (its errno could read as ENODEV, "no GPU").
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| {
+            Error::new(crate::error::code::EIO, format!("{}: cannot mmap params file ({e}): not a params file on a regular file system", path.display()))
+        })?;
         Srs::parse(path, &map)
     }
 
@@ -172,6 +183,10 @@ impl Srs {
         }
         Parser { path, bytes, pos: 0 }.parse()
     }
+}
+
+fn not_regular(path: &Path, meta: &std::fs::Metadata) -> Error {
+    Error::invalid(format!("{}: not a regular file (it is {}); a params file is required", path.display(), file_kind(meta)))
 }
 
 /// What a non-regular file is, for the message that refuses it.
@@ -226,7 +241,7 @@ impl Parser<'_> {
             return Err(self.err("h", 0, "the h section is empty (no evaluation domain)".into()));
         }
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(Srs { host_pin: Default::default(), path: self.path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
+        Ok(Srs { host_pin: Default::default(), path: self.path.to_path_buf(), resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
     }
 
     fn err(&self, section: &str, offset: usize, what: String) -> Error {
@@ -373,6 +388,9 @@ struct FileKey {
     ino: u64,
     size: u64,
     mtime_ns: i128,
+    /// The inode change time: a rewrite that restores the mtime (`touch -r`,
+    /// `cp -p`) still changes it.
+    ctime_ns: i128,
 }
 
 impl FileKey {
@@ -387,6 +405,7 @@ impl FileKey {
             ino: m.ino(),
             size: m.size(),
             mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            ctime_ns: m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
         })
     }
 }
@@ -406,16 +425,22 @@ static LOADING: Mutex<Vec<(FileKey, InFlight)>> = Mutex::new(Vec::new());
 /// loaded again. Two threads that ask for an uncached file at once share one
 /// load. Errors as [`Srs::load`].
 pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
-    let Some(key) = cache.then(|| FileKey::of(path)).flatten() else {
-        return Ok(Arc::new(Srs::load(path)?));
+    let key = FileKey::of(path);
+    let Some(key) = key.filter(|_| cache) else {
+        let srs = Srs::load(path)?;
+        if let Ok(resolved) = std::fs::canonicalize(path) {
+            let _ = srs.resolved.set(resolved);
+        }
+        return Ok(Arc::new(srs));
     };
-    if let Some(hit) = lookup(&key) {
-        return Ok(hit);
-    }
-    // Load outside the cache's lock: a 47 GB file takes minutes and other
-    // paths must stay usable meanwhile.
+    // The cache is looked up under the in-flight lock: a loader publishes its
+    // key in the cache before it drops its in-flight entry, so a caller never
+    // misses both and loads the file a second time.
     let flight: InFlight = {
         let mut loading = LOADING.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = lookup(&key) {
+            return Ok(hit);
+        }
         match loading.iter().find(|(k, _)| *k == key) {
             Some((_, f)) => f.clone(),
             None => {
@@ -425,8 +450,13 @@ pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
             }
         }
     };
+    // Load outside both locks: a 47 GB file takes minutes and other paths
+    // must stay usable meanwhile.
     let result = flight.get_or_init(|| {
-        let loaded = Srs::load(path).map(Arc::new);
+        let loaded = Srs::load(path).map(|srs| {
+            let _ = srs.resolved.set(key.path.clone());
+            Arc::new(srs)
+        });
         if let Ok(srs) = &loaded {
             let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
             entries.retain(|(k, _)| k.path != key.path);
@@ -448,12 +478,15 @@ fn lookup(key: &FileKey) -> Option<Arc<Srs>> {
     Some(srs)
 }
 
-/// Drops the cache entry holding `srs` (found by identity, not by path, so
-/// a `chdir` or a retargeted symlink since the load does not matter).
+/// Drops the cache entry for the file `srs` was loaded from (the reference's
+/// behaviour: any handle of that file evicts it, cached or not), found by
+/// the path resolved when it was opened, so a `chdir` or a retargeted symlink
+/// since then does not matter; and the entry holding `srs` itself, if any.
 /// Handles already given out stay valid (they are reference counted).
 pub fn evict(srs: &Srs) {
     let mut entries = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    entries.retain(|(_, s)| !std::ptr::eq(Arc::as_ptr(s), srs));
+    let resolved = srs.resolved.get();
+    entries.retain(|(k, s)| !(std::ptr::eq(Arc::as_ptr(s), srs) || Some(&k.path) == resolved));
 }
 
 /// Number of entries currently cached (for tests and diagnostics).

@@ -197,7 +197,7 @@ fn open_key<'a>(args: &BenchArgs, upstream: Option<&'a crate::upstream::Upstream
     reset_peak_rss();
     let key = match upstream {
         Some(u) => Key::Upstream(u.open(path)?),
-        None => Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("create_SRS: {e}"))?),
+        None => Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("{e}"))?),
     };
     let line = format!(
         "params load ({:?}): {} in {:.1} s, peak RSS during the load {:.2} GiB",
@@ -245,7 +245,10 @@ fn load<'a>(args: &BenchArgs, max_workers: usize, upstream: Option<&'a crate::up
         }
         eprintln!("synthetic {} witnesses ready in {:.1} s", shape.name, t.elapsed().as_secs_f64());
         let key = match &args.params {
-            Some(path) => open_key(args, upstream, path)?,
+            Some(path) => {
+                synthetic::check_params_file(&shape, args.seed, path)?;
+                open_key(args, upstream, path)?
+            }
             None => {
                 let t = Instant::now();
                 let key = synthetic::key(&shape, args.seed);
@@ -410,7 +413,8 @@ fn pct(mut v: Vec<Duration>) -> (f64, f64) {
 }
 
 /// One row of the table, with the detail lines below it (stderr).
-fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, t0: u128, t1: u128, rss: u64) -> bool {
+#[allow(clippy::too_many_arguments)]
+fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, verified: bool, t0: u128, t1: u128, rss: u64) -> bool {
     let proved = total - r.failures.len();
     let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
     let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
@@ -434,7 +438,7 @@ fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, t0: u128
         or_dash(format!("{:.1}/{:.1}", ch.0, ch.1)),
         gib(rss),
         r.failures.len(),
-        r.unverified,
+        if verified { r.unverified.to_string() } else { "not verifiable".into() },
     );
     // For scripts/gpu-samples.py: the row's wall-clock window, to align with
     // the GPU samples (memory used, utilisation) taken beside the run.
@@ -483,6 +487,11 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
         (Lib::Upstream, None) => bail!("--lib upstream needs --reference PATH (libupstream_ref.so)"),
         (Lib::Ours, _) => None,
     };
+    // Output files are created now, so a bad path fails before the run.
+    let create = |p: &Option<std::path::PathBuf>| -> Result<Option<std::fs::File>> {
+        p.as_ref().map(|p| std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))).transpose()
+    };
+    let (trace_file, proofs_file) = (create(&args.trace)?, create(&args.proofs_out)?);
     let origin = Instant::now();
     let job = load(&args, max_w, upstream.as_ref())?;
     let proofs: Seen = Mutex::new(HashMap::new());
@@ -519,7 +528,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             let t0 = epoch_ms();
             let r = run(&job, &args, w, &proofs)?;
             let (t1, rss) = (epoch_ms(), peak_rss());
-            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, t0, t1, rss);
+            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, job.vk.is_some(), t0, t1, rss);
             trace.row(&format!("{label} {} W={w}", mode_name(mode)), &r.calls, &r.reports);
             if w == 1 {
                 phase_rows.push((mode.to_string(), r.reports));
@@ -530,15 +539,15 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             let t0 = epoch_ms();
             let r = run_batch(&job, &args, n, &proofs)?;
             let (t1, rss) = (epoch_ms(), peak_rss());
-            ok &= report_row(label, &format!("{} ({n} circuits in one call)", mode_name(mode)), 1, n, &r, t0, t1, rss);
+            ok &= report_row(label, &format!("{} ({n} circuits in one call)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
             trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
         }
     }
-    if let Some(path) = &args.trace {
-        trace.write(path)?;
+    if let (Some(path), Some(file)) = (&args.trace, trace_file) {
+        trace.write(file).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("trace written to {}", path.display());
     }
-    if let Some(path) = &args.proofs_out {
+    if let (Some(path), Some(mut file)) = (&args.proofs_out, proofs_file) {
         let mut lines: Vec<String> = proofs
             .lock()
             .unwrap()
@@ -549,7 +558,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             })
             .collect();
         lines.sort();
-        std::fs::write(path, lines.join("\n") + "\n").with_context(|| format!("writing {}", path.display()))?;
+        std::io::Write::write_all(&mut file, (lines.join("\n") + "\n").as_bytes()).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("{} proofs written to {}", lines.len(), path.display());
     }
     if args.lib == Lib::Upstream {

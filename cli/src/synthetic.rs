@@ -284,9 +284,31 @@ where
 /// window of chunks, ~400 MB for G1) through a temporary file renamed at the
 /// end. Returns the bytes written.
 pub fn write_params(shape: &Shape, seed: u64, path: &Path, mut progress: impl FnMut(&str, usize)) -> Result<u64> {
+    // The rename at the end replaces whatever `path` names: refuse anything
+    // but a regular file (a device node, a FIFO, a symlink, a directory)
+    // before minutes of work.
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        ensure!(
+            m.file_type().is_file(),
+            "{} exists and is not a regular file ({:?}); give a new path or an existing params file to replace",
+            path.display(),
+            m.file_type()
+        );
+    }
     let s = Seeds(seed);
-    let tmp = path.with_extension(format!("params.tmp{}", std::process::id()));
+    let name = path.file_name().with_context(|| format!("{}: no file name", path.display()))?;
+    let tmp = path.with_file_name(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+    /// Removes the temporary file unless it was renamed into place.
+    struct Tmp<'a>(&'a Path, bool);
+    impl Drop for Tmp<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                let _ = std::fs::remove_file(self.0);
+            }
+        }
+    }
     let file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let mut guard = Tmp(&tmp, false);
     let mut out = std::io::BufWriter::with_capacity(8 << 20, file);
     let g1 = |k: u64| points::<G1Projective, G1Affine>(1, s.of(k))[0].to_uncompressed();
     let g2 = |k: u64| points::<G2Projective, G2Affine>(1, s.of(k))[0].to_uncompressed();
@@ -308,7 +330,37 @@ pub fn write_params(shape: &Shape, seed: u64, path: &Path, mut progress: impl Fn
     let written = file.metadata()?.len();
     ensure!(written == shape.params_bytes(), "wrote {written} bytes, the shape needs {}", shape.params_bytes());
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    guard.1 = true;
     Ok(written)
+}
+
+/// The first 96 bytes of the params file of `seed` (alpha_g1, uncompressed):
+/// what the bench compares to tell whether a file was written for its seed.
+pub fn alpha_g1_bytes(seed: u64) -> [u8; 96] {
+    points::<G1Projective, G1Affine>(1, Seeds(seed).of(1))[0].to_uncompressed()
+}
+
+/// Checks that the params file at `path` was written by [`write_params`]
+/// for `shape` and `seed` (its size and its first point).
+pub fn check_params_file(shape: &Shape, seed: u64, path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = f.metadata()?.len();
+    ensure!(
+        len == shape.params_bytes(),
+        "{} has {len} bytes; a {} params file has {} (written by `params synth` for another shape?)",
+        path.display(),
+        shape.name,
+        shape.params_bytes()
+    );
+    let mut head = [0u8; 96];
+    f.read_exact(&mut head)?;
+    ensure!(
+        head == alpha_g1_bytes(seed),
+        "{} was not written for --seed {seed} (its alpha_g1 differs): give the seed `params synth` had",
+        path.display()
+    );
+    Ok(())
 }
 
 /// `supraseal-c2 params synth`: writes the file and reports its size and

@@ -98,9 +98,10 @@ impl Trace {
     }
 
     /// Writes the trace as JSON.
-    pub fn write(&self, path: &std::path::Path) -> Result<()> {
+    pub fn write(&self, mut out: impl std::io::Write) -> Result<()> {
         let doc = json!({"traceEvents": self.events, "displayTimeUnit": "ms"});
-        std::fs::write(path, serde_json::to_vec(&doc)?).with_context(|| format!("writing {}", path.display()))
+        out.write_all(&serde_json::to_vec(&doc)?)?;
+        Ok(out.flush()?)
     }
 }
 

@@ -76,6 +76,10 @@ fn bad_bench_arguments_fail_with_a_message() {
         (&["bench", "--shape", "2^10", "--lib", "upstream"], "--reference"),
         (&["bench", "--shape", "2^10", "--workers", "2", "--batch", "3"], "--batch 3"),
         (&["params", "synth", "--out", "/tmp/x.params"], "--shape"),
+        (&["params", "synth", "--log-domain", "10", "--out", "/tmp"], "is not a regular file"),
+        (&["params", "synth", "--log-domain", "10", "--out", "/dev/null"], "is not a regular file"),
+        (&["bench", "--shape", "2^10", "--trace", "/nonexistent/dir/t.json"], "creating /nonexistent/dir/t.json"),
+        (&["bench", "--shape", "2^10", "--proofs-out", "/nonexistent/dir/p.txt"], "creating /nonexistent/dir/p.txt"),
         (&["params", "synth", "--shape", "nope", "--out", "/tmp/x.params"], "nope"),
         (&["bench", "--synthetic-log-domain", "10", "--witnesses", "-1"], "-1"),
     ];
@@ -103,7 +107,7 @@ fn a_tiny_synthetic_bench_runs_every_mode_and_reports_every_call() {
             // | library | mode | W | P | wall | P/s | s/P | busy | pre-staged k/N | ... | failed | unverified |
             assert!(cells[9].ends_with(&format!("/{parts}")), "one report per call: {row}");
             assert_eq!(cells[cells.len() - 3], "0", "failed: {row}");
-            assert_eq!(cells[cells.len() - 2], "0", "unverified: {row}");
+            assert_eq!(cells[cells.len() - 2], "not verifiable", "synthetic proofs: {row}");
         }
     }
 }

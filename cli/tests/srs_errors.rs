@@ -228,3 +228,26 @@ fn simultaneous_first_loads_of_one_file_share_one_key() {
     });
     assert!(ptrs.windows(2).all(|w| w[0] == w[1]), "loaded more than once: {ptrs:?}");
 }
+
+#[test]
+fn sockets_and_unmappable_files_are_refused_with_params_file_errors() {
+    let sock = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("srs-sock-{}", std::process::id()));
+    let _ = std::fs::remove_file(&sock);
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    expect(open_err(&sock), EINVAL, &["not a regular file", "socket"]);
+    std::fs::remove_file(&sock).unwrap();
+    // /proc files that report size 0 and cannot be read.
+    let e = open_err(Path::new("/proc/self/mem"));
+    assert_eq!(e.code, EINVAL, "{}", e.message);
+    assert!(e.message.contains("not a params file") && !e.message.contains("is empty"), "{}", e.message);
+}
+
+#[test]
+fn evict_through_an_uncached_handle_drops_the_cached_entry_of_its_file() {
+    let path = scratch("evict-uncached.params", &valid_file());
+    let cached = Params::open(&path, true).unwrap();
+    let uncached = Params::open(&path, false).unwrap();
+    uncached.evict();
+    let again = Params::open(&path, true).unwrap();
+    assert_ne!(key_ptr(&cached), key_ptr(&again), "evict_SRS of any handle of a file drops its cache entry");
+}

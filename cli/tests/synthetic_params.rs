@@ -73,9 +73,48 @@ fn the_bench_trace_nests_every_phase_in_its_call_and_never_holds_both_locks() {
     assert_eq!(lines.lines().count(), 2 * 2 + 2, "{lines}");
     assert!(lines.lines().all(|l| l.split(' ').nth(2).is_some_and(|h| h.len() == 768)));
 
+    // A params file of another seed or shape is refused before any proof.
+    let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+        .args(["bench", "--shape", "2^10", "--params", params.to_str().unwrap(), "--seed", "4", "--workers", "1", "--partitions", "1"])
+        .env("SUPRASEAL_C2_BACKEND", "cpu")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("was not written for --seed 4"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+        .args(["bench", "--shape", "2^11", "--params", params.to_str().unwrap(), "--seed", "3", "--workers", "1", "--partitions", "1"])
+        .env("SUPRASEAL_C2_BACKEND", "cpu")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("another shape"), "{err}");
+
     // A broken trace is refused: a phase moved outside its call.
     let mut bad = doc.clone();
     let e = bad["traceEvents"].as_array_mut().unwrap().iter_mut().find(|e| e["name"] == "phase 3").unwrap();
     e["ts"] = serde_json::json!(e["ts"].as_f64().unwrap() + 1e9);
     assert!(supraseal_c2_cli::trace::check(&bad).is_err());
+}
+
+#[test]
+fn params_synth_never_replaces_a_special_file_and_leaves_no_temporary_file() {
+    let dir = scratch("synth-targets");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    for target in [&fifo, &link, &dir] {
+        let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+            .args(["params", "synth", "--log-domain", "10", "--out", target.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("is not a regular file"), "{}: {err}", target.display());
+    }
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::symlink_metadata(&fifo).unwrap().file_type()), "the FIFO is still a FIFO");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "only the FIFO and the link: {left:?}");
 }

@@ -150,6 +150,7 @@ pub extern "C" fn create_gpu_mutex() -> *mut c_void {
     guard("create_gpu_mutex", |_| std::ptr::null_mut(), || match handles::new_lock() {
         Ok(h) => h,
         Err(e) => {
+            crate::log::init_from_env();
             tracing::error!("create_gpu_mutex: {}", e.message);
             std::ptr::null_mut()
         }

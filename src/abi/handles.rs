@@ -14,6 +14,8 @@
 //!
 //! The tag makes each value a non-canonical x86-64 address, so a caller that
 //! dereferences one by mistake faults at once instead of reading memory.
+//! Ids are not secrets: a value a caller forges that equals a live handle is
+//! that handle (as a forged pointer would be).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -114,7 +116,9 @@ impl<T> Registry<T> {
             return Error::invalid(format!("{name} is NULL, not a live {}", k.noun()));
         }
         let why = match Kind::of(v) {
-            Some(other) if other == k && v & COUNTER_MASK < t.next => format!("it is stale (already {})", k.ended()),
+            Some(other) if other == k && (1..t.next).contains(&(v & COUNTER_MASK)) => {
+                format!("it is stale (already {})", k.ended())
+            }
             Some(other) if other != k => format!("it is a {} from {}", other.noun(), other.source()),
             _ => format!("it was never returned by {}", k.source()),
         };
@@ -195,6 +199,8 @@ mod tests {
         let l = new_lock().unwrap();
         let e = take_pending(l).err().unwrap();
         assert!(e.message.contains("is a lock handle"), "{}", e.message);
+        let never = (Kind::Lock.tag() << COUNTER_BITS) as usize as *mut c_void;
+        assert!(lock(never).unwrap_err().message.contains("was never returned"), "counter 0 is never issued");
         let e = lock(0x10 as *mut c_void).unwrap_err();
         assert!(e.message.contains("was never returned"), "{}", e.message);
         let mut on_stack = 0u64;
