@@ -1,6 +1,6 @@
 //! `supraseal-c2 bench`: W workers sharing one GPU (one lock handle), each
 //! proving P partitions (one-circuit calls through the C ABI), under each lock
-//! mode of DESIGN §5. Reports partitions/s, GPU busy fraction (compute-lock
+//! mode of DESIGN §5. Reports partitions/s, compute-lock busy fraction (compute-lock
 //! held time / wall), pre-stage success and lock wait/hold percentiles, from
 //! the library's per-call reports.
 //!
@@ -206,7 +206,6 @@ fn open_key<'a>(args: &BenchArgs, upstream: Option<&'a crate::upstream::Upstream
         t.elapsed().as_secs_f64(),
         gib(peak_rss())
     );
-    eprintln!("{line}");
     println!("{line}");
     Ok(key)
 }
@@ -252,9 +251,7 @@ fn load<'a>(args: &BenchArgs, max_workers: usize, upstream: Option<&'a crate::up
             None => {
                 let t = Instant::now();
                 let key = synthetic::key(&shape, args.seed);
-                let line = format!("synthetic {} key built in memory in {:.1} s", shape.name, t.elapsed().as_secs_f64());
-                eprintln!("{line}");
-                println!("{line}");
+                println!("synthetic {} key built in memory in {:.1} s", shape.name, t.elapsed().as_secs_f64());
                 Key::Ours(unsafe { Params::from_raw(supraseal_c2::SRS::from_key(key).into_raw()) })
             }
         };
@@ -508,7 +505,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let mode_name = |m: &Mode| if args.lib == Lib::Upstream { "its own lock".to_string() } else { m.to_string() };
     let mut ok = true;
     println!(
-        "| library | mode | W | partitions | wall s | partitions/s | s per partition (wall × W / P) | GPU busy (compute lock) | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | peak RSS GiB | failed | unverified |"
+        "| library | mode | W | partitions | wall s | partitions/s | s per partition (wall × W / P) | compute-lock busy | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | peak RSS GiB | failed | unverified |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // One untimed partition first: it loads the kernels and page-locks the
