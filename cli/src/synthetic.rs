@@ -29,18 +29,19 @@ use supraseal_c2::srs::Srs;
 
 use crate::collector::{BitVec, Witness};
 
-/// How aux values are distributed: per mille of 0, of 1, the rest uniform
-/// random field elements (it decides batch additions vs tail MSMs, DESIGN §4).
+/// How aux values are distributed: parts per million that are 0, that are
+/// 1, the rest uniform random field elements (it decides batch additions vs
+/// tail MSMs, DESIGN §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mix {
-    pub zero_permille: u32,
-    pub one_permille: u32,
+    pub zero_ppm: u32,
+    pub one_ppm: u32,
 }
 
 impl Mix {
-    /// The per mille of values that are neither 0 nor 1.
-    pub fn other_permille(&self) -> u32 {
-        1000 - self.zero_permille - self.one_permille
+    /// The parts per million that are neither 0 nor 1.
+    pub fn other_ppm(&self) -> u32 {
+        1_000_000 - self.zero_ppm - self.one_ppm
     }
 }
 
@@ -58,7 +59,11 @@ pub struct Shape {
     pub a_aux_popcount: usize,
     pub b_inp_popcount: usize,
     pub b_aux_popcount: usize,
-    pub mix: Mix,
+    /// Values of the aux variables whose B-density bit is set (they enter
+    /// L, A and B).
+    pub mix_b: Mix,
+    /// Values of the other aux variables (L and A only).
+    pub mix_rest: Mix,
 }
 
 impl Shape {
@@ -78,7 +83,8 @@ impl Shape {
             a_aux_popcount: num_aux / 10 * 9,
             b_inp_popcount: 21,
             b_aux_popcount: num_aux / 5,
-            mix: Mix { zero_permille: 500, one_permille: 300 },
+            mix_b: Mix { zero_ppm: 500_000, one_ppm: 300_000 },
+            mix_rest: Mix { zero_ppm: 500_000, one_ppm: 300_000 },
         }
     }
 
@@ -89,9 +95,13 @@ impl Shape {
     /// 130,169,893 aux variables; popcounts A-aux 129,753,292, B-input 1,
     /// B-aux 33,112,281. The params file is 47,373,928,632 bytes.
     ///
-    /// The aux value mix is not published; this shape uses 45 % zero, 45 %
-    /// one, 10 % other (the mix the 32 GiB measurements of the VRAM issue
-    /// used), until it is measured on filecoin-proofs' circuit.
+    /// The aux value mix is not published. It is measured on filecoin-proofs'
+    /// own circuit at the sector size that seals here, 2 KiB (`porep-2k
+    /// value-mix`, notes/VALUE_MIX.md): aux values with the B-density bit are
+    /// 47.7 % zero, 47.6 % one, 4.64 % other; the rest 52.3 % zero, 47.1 %
+    /// one, 0.60 % other (over all aux: 1.63 % other). The 2 KiB partition
+    /// has the same A and B densities as this shape (99.6 % and 25.5 %), and
+    /// the same mix is assumed here.
     pub fn porep_32g() -> Shape {
         Shape {
             name: "porep-32g".into(),
@@ -102,7 +112,8 @@ impl Shape {
             a_aux_popcount: 129_753_292,
             b_inp_popcount: 1,
             b_aux_popcount: 33_112_281,
-            mix: Mix { zero_permille: 450, one_permille: 450 },
+            mix_b: Mix { zero_ppm: 477_330, one_ppm: 476_240 },
+            mix_rest: Mix { zero_ppm: 523_080, one_ppm: 470_930 },
         }
     }
 
@@ -181,8 +192,9 @@ impl Seeds {
 }
 
 /// A synthetic witness of `shape`: dense random a, b, c; aux values drawn
-/// from `shape.mix`; exact popcounts ([`spread`]); input 0 is the constant
-/// one.
+/// from `shape.mix_b` where the B-density bit is set and from
+/// `shape.mix_rest` elsewhere; exact popcounts ([`spread`]); input 0 is the
+/// constant one.
 pub fn witness(shape: &Shape, seed: u64) -> Witness {
     let full = |len: usize, seed: u64| -> Vec<Scalar> {
         (0..len.div_ceil(1 << 16))
@@ -195,17 +207,19 @@ pub fn witness(shape: &Shape, seed: u64) -> Witness {
     };
     let mut inputs = full(shape.num_inputs, seed ^ 1);
     inputs[0] = Scalar::ONE;
-    let (zero, one) = (shape.mix.zero_permille, shape.mix.zero_permille + shape.mix.one_permille);
+    let b_aux = spread(shape.num_aux, shape.b_aux_popcount);
+    let b_words = &b_aux.words;
     let aux = (0..shape.num_aux.div_ceil(1 << 16))
         .into_par_iter()
         .flat_map_iter(|c| {
             let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + 7 + c as u64);
-            (0..(1usize << 16).min(shape.num_aux - (c << 16)))
-                .map(move |_| {
-                    let v = rng.gen_range(0..1000);
-                    if v < zero {
+            ((c << 16)..shape.num_aux.min((c + 1) << 16))
+                .map(move |j| {
+                    let mix = if b_words[j / 64] >> (j % 64) & 1 == 1 { shape.mix_b } else { shape.mix_rest };
+                    let v = rng.gen_range(0..1_000_000);
+                    if v < mix.zero_ppm {
                         Scalar::ZERO
-                    } else if v < one {
+                    } else if v < mix.zero_ppm + mix.one_ppm {
                         Scalar::ONE
                     } else {
                         Scalar::random(&mut rng)
@@ -217,7 +231,7 @@ pub fn witness(shape: &Shape, seed: u64) -> Witness {
     Witness {
         a_aux_density: spread(shape.num_aux, shape.a_aux_popcount),
         b_inp_density: spread(shape.num_inputs, shape.b_inp_popcount),
-        b_aux_density: spread(shape.num_aux, shape.b_aux_popcount),
+        b_aux_density: b_aux,
         a: full(shape.constraints, seed ^ 2),
         b: full(shape.constraints, seed ^ 3),
         c: full(shape.constraints, seed ^ 4),
@@ -399,6 +413,21 @@ mod tests {
         assert_eq!(Shape::named("porep-32g"), Some(s));
         assert_eq!(Shape::named("2^20"), Some(Shape::new(20)));
         assert_eq!(Shape::named("9"), None);
+    }
+
+    #[test]
+    fn the_witness_follows_the_shapes_mix_per_density_class() {
+        let mut shape = Shape::new(16);
+        shape.mix_b = Mix { zero_ppm: 0, one_ppm: 0 };
+        shape.mix_rest = Mix { zero_ppm: 1_000_000, one_ppm: 0 };
+        let w = witness(&shape, 9);
+        for (j, v) in w.aux.iter().enumerate() {
+            let in_b = w.b_aux_density.words[j / 64] >> (j % 64) & 1 == 1;
+            assert_eq!(bool::from(v.is_zero()), !in_b, "aux {j}");
+        }
+        let porep = Shape::porep_32g();
+        assert_eq!(porep.mix_b.other_ppm(), 46_430);
+        assert_eq!(porep.mix_rest.other_ppm(), 5_990);
     }
 
     #[test]
