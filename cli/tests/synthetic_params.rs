@@ -74,20 +74,15 @@ fn the_bench_trace_nests_every_phase_in_its_call_and_never_holds_both_locks() {
     assert!(lines.lines().all(|l| l.split(' ').nth(2).is_some_and(|h| h.len() == 768)));
 
     // A params file of another seed or shape is refused before any proof.
-    let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
-        .args(["bench", "--shape", "2^10", "--params", params.to_str().unwrap(), "--seed", "4", "--workers", "1", "--partitions", "1"])
-        .env("SUPRASEAL_C2_BACKEND", "cpu")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("was not written for --seed 4"), "{err}");
-    let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
-        .args(["bench", "--shape", "2^11", "--params", params.to_str().unwrap(), "--seed", "3", "--workers", "1", "--partitions", "1"])
-        .env("SUPRASEAL_C2_BACKEND", "cpu")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("another shape"), "{err}");
+    for (shape, seed, needle) in [("2^10", "4", "was not written for --seed 4"), ("2^11", "3", "another shape")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+            .args(["bench", "--shape", shape, "--params", params.to_str().unwrap(), "--seed", seed, "--workers", "1", "--partitions", "1"])
+            .env("SUPRASEAL_C2_BACKEND", "cpu")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(needle), "{shape} seed {seed}: {err}");
+    }
 
     // A broken trace is refused: a phase moved outside its call.
     let mut bad = doc.clone();
