@@ -425,8 +425,8 @@ static LOADING: Mutex<Vec<(FileKey, InFlight)>> = Mutex::new(Vec::new());
 /// loaded again. Two threads that ask for an uncached file at once share one
 /// load. Errors as [`Srs::load`].
 pub fn open(path: &Path, cache: bool) -> Result<Arc<Srs>> {
-    let key = FileKey::of(path);
-    let Some(key) = key.filter(|_| cache) else {
+    // Uncached, or a file that cannot be stat'ed (the load says why).
+    let Some(key) = cache.then(|| FileKey::of(path)).flatten() else {
         let srs = Srs::load(path)?;
         if let Ok(resolved) = std::fs::canonicalize(path) {
             let _ = srs.resolved.set(resolved);

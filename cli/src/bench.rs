@@ -1,6 +1,6 @@
 //! `supraseal-c2 bench`: W workers sharing one GPU (one lock handle), each
 //! proving P partitions (one-circuit calls through the C ABI), under each lock
-//! mode of DESIGN §5. Reports partitions/s, compute-lock busy fraction (compute-lock
+//! lock mode (memory lock, compute lock). Reports partitions/s, compute-lock busy fraction (compute-lock
 //! held time / wall), pre-stage success and lock wait/hold percentiles, from
 //! the library's per-call reports.
 //!
@@ -100,7 +100,7 @@ pub struct BenchArgs {
     #[arg(long = "synthetic-log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]
     pub synthetic: Option<u32>,
     /// Synthetic key and witness of a named shape: porep-32g (one 32 GiB
-    /// sector partition, DESIGN §9) or 2^D.
+    /// sector partition: domain 2^27, 130,169,893 aux variables) or 2^D.
     #[arg(long, value_name = "NAME")]
     pub shape: Option<String>,
     /// With a synthetic shape: load its key from this params file (written

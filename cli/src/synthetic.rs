@@ -1,13 +1,13 @@
 //! Synthetic proving keys and witnesses of a chosen shape, for throughput
 //! benchmarks at shapes where generating real parameters with bellperson
 //! would take days: a `2^D` domain ([`Shape::new`]) or a 32 GiB sector's
-//! partition ([`Shape::porep_32g`], the vector lengths and densities of
-//! DESIGN §9). The work per proof is the real work (same NTTs, MSM sizes and
+//! partition ([`Shape::porep_32g`], with that circuit's vector lengths and
+//! densities). The work per proof is the real work (same NTTs, MSM sizes and
 //! split-MSM plans); the proofs do not verify, because the points are not
 //! from one trusted setup. Correctness is tested with real keys.
 //!
 //! The key's points come from one deterministic source ([`key`] in memory,
-//! [`write_params`] as a bellperson-layout `.params` file, DESIGN §3), so a
+//! [`write_params`] as a bellperson-layout `.params` file), so a
 //! file written with a seed and the in-memory key of that seed hold the same
 //! points: distinct (P + i·Q per chunk of 2^14, a fresh random P and Q per
 //! chunk) and in the prime-order subgroup.
@@ -31,7 +31,7 @@ use crate::collector::{BitVec, Witness};
 
 /// How aux values are distributed: parts per million that are 0, that are
 /// 1, the rest uniform random field elements (it decides batch additions vs
-/// tail MSMs, DESIGN §4).
+/// tail MSMs: 1s are summed by batch addition, the rest by the tail MSM).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mix {
     pub zero_ppm: u32,
@@ -89,7 +89,7 @@ impl Shape {
     }
 
     /// One partition of a 32 GiB sector's PoRep C2 (10 per sector), with
-    /// the vector lengths and densities of DESIGN §9 (Curio's cuzk
+    /// these vector lengths and densities (Curio's cuzk
     /// measurements, checked against bellperson's generator): 130,278,869
     /// constraints plus 328 input constraints, domain 2^27, 328 inputs,
     /// 130,169,893 aux variables; popcounts A-aux 129,753,292, B-input 1,
@@ -138,7 +138,7 @@ impl Shape {
         ]
     }
 
-    /// Size of the params file in bytes (DESIGN §3).
+    /// Size of the params file in bytes (the layout of [`write_params`]).
     pub fn params_bytes(&self) -> u64 {
         let [ic, h, l, a, b] = self.counts().map(|c| c as u64);
         3 * 96 + 3 * 192 + 6 * 4 + (ic + h + l + a + b) * 96 + b * 192
@@ -292,7 +292,7 @@ where
 }
 
 /// Writes the synthetic key of `shape` and `seed` as a params file at
-/// `path` (bellperson's layout, DESIGN §3: alpha_g1, beta_g1, beta_g2,
+/// `path` (bellperson's layout: alpha_g1, beta_g1, beta_g2,
 /// gamma_g2, delta_g1, delta_g2, then ic, h, l, a, b_g1, b_g2 with big-endian
 /// u32 counts; uncompressed points). Streams to disk (memory stays at a
 /// window of chunks, ~400 MB for G1) through a temporary file renamed at the

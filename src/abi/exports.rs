@@ -171,13 +171,20 @@ pub extern "C" fn create_gpu_mutex() -> *mut c_void {
 /// compatibility with the reference's declaration).
 #[no_mangle]
 pub unsafe extern "C" fn destroy_gpu_mutex(handle: *mut c_void) {
-    guard("destroy_gpu_mutex", |_| (), || {
+    destroy_ignoring_misuse("destroy_gpu_mutex", handle, handles::destroy_lock)
+}
+
+/// The two destroy functions: NULL is a no-op; a value that is not a live
+/// handle of the kind is ignored with a warning (`SUPRASEAL_C2_LOG`, or the
+/// caller's own `tracing` subscriber).
+fn destroy_ignoring_misuse<T>(func: &str, handle: *mut c_void, destroy: fn(*mut c_void) -> Result<T>) {
+    guard(func, |_| (), || {
         if handle.is_null() {
             return;
         }
-        if let Err(e) = handles::destroy_lock(handle) {
+        if let Err(e) = destroy(handle) {
             crate::log::init_from_env();
-            tracing::warn!("destroy_gpu_mutex: ignored: {}", e.message);
+            tracing::warn!("{func}: ignored: {}", e.message);
         }
     })
 }
@@ -294,13 +301,5 @@ pub unsafe extern "C" fn finalize_groth16_proof_c(pending: *mut c_void, proofs: 
 /// C: `void destroy_pending_proof(void* pending);`
 #[no_mangle]
 pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
-    guard("destroy_pending_proof", |_| (), || {
-        if pending.is_null() {
-            return;
-        }
-        if let Err(e) = handles::take_pending(pending) {
-            crate::log::init_from_env();
-            tracing::warn!("destroy_pending_proof: ignored: {}", e.message);
-        }
-    })
+    destroy_ignoring_misuse("destroy_pending_proof", pending, handles::take_pending)
 }

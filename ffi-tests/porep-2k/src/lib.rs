@@ -276,7 +276,7 @@ pub fn machine() -> String {
 }
 
 /// Counts of the aux values an MSM of C2 takes as scalars: 0, 1 and
-/// anything else (DESIGN §4: 1s go to batch additions, "other" to the tail MSM).
+/// anything else (1s go to batch additions, "other" to the tail MSM).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ValueCounts {
     pub zero: usize,
