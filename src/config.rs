@@ -10,6 +10,12 @@
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1` or `N@phase2`: the N-th device allocation in that phase fails once (tests) | unset |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference) or `gpu` (on the device, under the compute lock) | `cpu` |
+//!
+//! One switch is read by `create_SRS` (the params load), not by proving calls:
+//!
+//! | variable | values | default |
+//! |---|---|---|
+//! | `SUPRASEAL_C2_LOAD_THREADS` | threads that decode and check a params file (a C2 host also runs synthesis) | every core (rayon's pool) |
 
 use crate::error::{Error, Result};
 
@@ -65,6 +71,24 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
                 })
         })
         .transpose()
+}
+
+/// `SUPRASEAL_C2_LOAD_THREADS`: `None` when unset (the load uses rayon's
+/// global pool). Errors: `EINVAL` naming the variable when it is not a whole
+/// number from 1 to 4096.
+pub fn load_threads() -> Result<Option<usize>> {
+    load_threads_from(std::env::var("SUPRASEAL_C2_LOAD_THREADS").ok())
+}
+
+fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
+    v.map(|v| {
+        v.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=4096).contains(n))
+            .ok_or_else(|| Error::invalid(format!("SUPRASEAL_C2_LOAD_THREADS is {v:?} but must be a whole number of threads from 1 to 4096")))
+    })
+    .transpose()
 }
 
 impl Default for Settings {
@@ -176,6 +200,16 @@ mod tests {
             (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device),
             (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true)
         );
+    }
+
+    #[test]
+    fn load_threads_parse_and_refuse_bad_values() {
+        assert_eq!(load_threads_from(None).unwrap(), None);
+        assert_eq!(load_threads_from(Some("3".into())).unwrap(), Some(3));
+        for bad in ["0", "-1", "many", "", "5000"] {
+            let e = load_threads_from(Some(bad.into())).unwrap_err();
+            assert!(e.message.contains("SUPRASEAL_C2_LOAD_THREADS"), "{}", e.message);
+        }
     }
 
     #[test]

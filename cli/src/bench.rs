@@ -179,6 +179,15 @@ pub fn peak_rss() -> u64 {
     kib.unwrap_or(0) * 1024
 }
 
+/// CPU time (user + system) of the process so far, in seconds.
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
 /// Resets VmHWM to the current resident size (Linux `clear_refs` 5).
 pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");

@@ -251,3 +251,71 @@ fn evict_through_an_uncached_handle_drops_the_cached_entry_of_its_file() {
     let again = Params::open(&path, true).unwrap();
     assert_ne!(key_ptr(&cached), key_ptr(&again), "evict_SRS of any handle of a file drops its cache entry");
 }
+
+/// Uncompressed big-endian encoding of a G1 or G2 point, as in the file.
+fn encode_g1(p: &G1Affine) -> Vec<u8> {
+    p.to_uncompressed().to_vec()
+}
+
+/// A point outside the subgroup (a subgroup point plus a point of each prime
+/// order of the cofactor) in every section, at a random index: each file is
+/// refused by the batched check with the section, the point and its offset.
+#[test]
+fn torsion_of_every_prime_order_in_every_section_is_rejected_naming_the_point() {
+    use rand::Rng;
+    use supraseal_c2::srs::subgroup::testing::{g1_with_torsion, g2_with_torsion, G1_PRIMES, G2_PRIMES};
+    let mut rng = common::rng();
+    let base = valid_file();
+    let sections = layout(&base);
+    let count = |name: &str| {
+        let (_, at, _) = sections.iter().find(|s| s.0 == name).unwrap();
+        u32::from_be_bytes(base[*at..*at + 4].try_into().unwrap()) as usize
+    };
+    let mut cases = 0;
+    for (name, which_max) in [("h", G1_PRIMES), ("l", G1_PRIMES), ("a", G1_PRIMES), ("b_g1", G1_PRIMES), ("b_g2", G2_PRIMES)] {
+        for which in 0..which_max {
+            let (_, _, first) = *sections.iter().find(|s| s.0 == name).unwrap();
+            let k = rng.gen_range(0..count(name));
+            let (enc, size) = if name == "b_g2" {
+                (g2_with_torsion(which, &mut rng).0.to_uncompressed().to_vec(), 192)
+            } else {
+                (encode_g1(&g1_with_torsion(which, &mut rng).0), 96)
+            };
+            let at = first + k * size;
+            let mut bytes = base.clone();
+            bytes[at..at + size].copy_from_slice(&enc);
+            let e = open_err(&scratch(&format!("torsion-{name}-{which}.params"), &bytes));
+            expect(e, EINVAL, &[&format!("section {name} at byte offset {at}"), &format!("point {k}:"), "not in the prime-order subgroup"]);
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 4 * G1_PRIMES + G2_PRIMES);
+}
+
+/// A file truncated, or rewritten in place, while it is being loaded is an
+/// error (EIO), never a SIGBUS: the loader reads with pread, not a mapping.
+#[test]
+fn a_file_truncated_or_rewritten_during_the_load_is_an_error() {
+    use supraseal_c2::srs::{LoadOptions, Srs};
+    let bytes = valid_file();
+    let path = scratch("shrinks.params", &bytes);
+    let once = std::sync::Once::new();
+    let shrink = |_: u64, _: u64| once.call_once(|| std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(1000).unwrap());
+    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&shrink) }).unwrap_err();
+    assert_eq!(e.code, libc::EIO, "{}", e.message);
+    assert!(e.message.contains("truncated or replaced during the load"), "{}", e.message);
+
+    let path = scratch("rewritten-during-load.params", &bytes);
+    let once = std::sync::Once::new();
+    let rewrite = |_: u64, _: u64| {
+        once.call_once(|| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::write(&path, &bytes).unwrap();
+        })
+    };
+    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&rewrite) }).unwrap_err();
+    assert_eq!(e.code, libc::EIO, "{}", e.message);
+    assert!(e.message.contains("changed while it was being loaded"), "{}", e.message);
+    // Untouched, the same file loads.
+    assert!(Srs::load_with(&path, &LoadOptions { threads: Some(2), progress: None }).is_ok());
+}

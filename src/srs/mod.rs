@@ -9,21 +9,27 @@
 //!
 //! Every length is checked exactly against the file before anything is
 //! allocated, every point is decoded with blst and checked to be on the curve
-//! and in the prime-order subgroup (in parallel with rayon), and the file must
-//! end right after `b_g2`. The file is read through `mmap`, so loading never
-//! holds more than the decoded points (about half the file size) in RAM.
+//! (in parallel, straight into the final vectors), the file must end right
+//! after `b_g2`, and every vector is then checked to lie in the prime-order
+//! subgroup with a batched test of soundness 2⁻¹²⁸ ([`subgroup`]). The file
+//! is read with `pread` and its cached pages dropped behind the reader
+//! ([`read`]): the load holds one copy of the points (about the file's size),
+//! and a file truncated under it is an error, not a SIGBUS.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use blst::{
-    blst_p1_affine, blst_p1_affine_in_g1, blst_p1_deserialize, blst_p2_affine,
-    blst_p2_affine_in_g2, blst_p2_deserialize, BLST_ERROR,
-};
+use blst::{blst_p1_affine, blst_p1_deserialize, blst_p2_affine, blst_p2_deserialize, BLST_ERROR};
 use blstrs::{G1Affine, G2Affine};
-use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+
+pub mod buckets;
+mod read;
+pub mod subgroup;
+
+pub use read::{LoadOptions, LoadReport};
+use subgroup::Subgroup;
 
 /// Bytes of one uncompressed G1 point in the file.
 pub const G1_BYTES: usize = 96;
@@ -124,12 +130,25 @@ impl Srs {
         Srs { host_pin: Default::default(), path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
-    /// Reads and validates a params file.
+    /// Reads and validates a params file (see [`Srs::load_with`]), with
+    /// `SUPRASEAL_C2_LOAD_THREADS` threads when it is set.
     ///
     /// Errors: `ENOENT` (missing), the OS errno or `EIO` (unreadable, a
-    /// directory), `EINVAL` (any malformed section or point; the message names
-    /// the file, the section and the byte offset).
+    /// directory, truncated while being read), `EINVAL` (any malformed
+    /// section or point, or a bad `SUPRASEAL_C2_LOAD_THREADS`; the message
+    /// names the file, the section, the point and its byte offset),
+    /// `ENOMEM` (the points do not fit in host memory).
     pub fn load(path: &Path) -> Result<Srs> {
+        let threads = crate::config::load_threads()?;
+        Srs::load_with(path, &LoadOptions { threads, progress: None }).map(|(srs, _)| srs)
+    }
+
+    /// Reads and validates a params file with the given threads and progress
+    /// callback, and says how long each phase took. Every point is decoded
+    /// canonically and checked on the curve; subgroup membership is checked
+    /// per vector with the batched test of [`subgroup`] (a bad point passes
+    /// with probability below 2⁻¹²⁸). Errors as [`Srs::load`].
+    pub fn load_with(path: &Path, opts: &LoadOptions<'_>) -> Result<(Srs, LoadReport)> {
         use std::os::unix::fs::OpenOptionsExt;
         // The kind first, from the path: sockets and some devices fail in
         // open() with errno values that say nothing about params files.
@@ -159,16 +178,29 @@ impl Srs {
             };
             return Err(Error::invalid(format!("{}: {what}", path.display())));
         }
-        // SAFETY: the file is opened read-only and the map lives only for this
-        // function; a concurrent truncation by another process would be a
-        // caller error (SIGBUS), as for every mmap-based params reader.
-        // A file that cannot be mapped (a /sys attribute, a FUSE file) is an
-        // I/O error for this ABI: EIO, with the system's reason in the text
-        // (its errno could read as ENODEV, "no GPU").
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| {
-            Error::new(crate::error::code::EIO, format!("{}: cannot mmap params file ({e}): not a params file on a regular file system", path.display()))
-        })?;
-        Srs::parse(path, &map)
+        let src = read::File { file: &file, path, len: meta.len() };
+        let (srs, report) = in_pool(opts.threads, || read::load(&src, path, opts.progress))?;
+        // A rewrite in place that kept the size is caught here: the points
+        // read may mix two versions of the file.
+        let after = file.metadata().map_err(|e| Error::io(path, "stat params file", &e))?;
+        if after.len() != meta.len() || after.modified().ok() != meta.modified().ok() {
+            return Err(Error::new(
+                crate::error::code::EIO,
+                format!("{}: the file changed while it was being loaded (size {} -> {} bytes, or a new modification time)", path.display(), meta.len(), after.len()),
+            ));
+        }
+        tracing::info!(
+            target: "supraseal_c2::srs",
+            path = %path.display(),
+            bytes = report.bytes,
+            points = report.points,
+            threads = report.threads,
+            decode_s = report.decode_s,
+            check_s = report.check_s,
+            gb_per_s = report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9),
+            "params file loaded: read and decoded, then subgroup-checked in batches"
+        );
+        Ok((srs, report))
     }
 
     /// Parses and validates params-file contents already in memory; `path`
@@ -181,7 +213,20 @@ impl Srs {
         if bytes.is_empty() {
             return Err(Error::invalid(format!("{}: params file is empty", path.display())));
         }
-        Parser { path, bytes, pos: 0 }.parse()
+        read::load(&read::Memory(bytes), path, None).map(|(srs, _)| srs)
+    }
+}
+
+/// Runs `f` on a pool of `threads` threads, or on the current pool.
+fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match threads {
+        None => f(),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("srs-load-{i}"))
+            .build()
+            .map_err(|e| Error::new(crate::error::code::ENOMEM, format!("cannot start {n} params-load threads: {e}")))?
+            .install(f),
     }
 }
 
@@ -208,122 +253,6 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// A cursor over the mapped file that produces located errors.
-struct Parser<'a> {
-    path: &'a Path,
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Parser<'_> {
-    fn parse(mut self) -> Result<Srs> {
-        let alpha_g1 = self.g1_point("alpha_g1")?;
-        let beta_g1 = self.g1_point("beta_g1")?;
-        let beta_g2 = self.g2_point("beta_g2")?;
-        let _gamma_g2 = self.g2_point("gamma_g2")?;
-        let delta_g1 = self.g1_point("delta_g1")?;
-        let delta_g2 = self.g2_point("delta_g2")?;
-        // ic is length-checked and skipped: only the verifier uses it.
-        self.section("ic", G1_BYTES)?;
-        let h = self.g1_vector("h")?;
-        let l = self.g1_vector("l")?;
-        let a = self.g1_vector("a")?;
-        let b_g1 = self.g1_vector("b_g1")?;
-        let b_g2 = self.g2_vector("b_g2")?;
-        if self.pos != self.bytes.len() {
-            return Err(self.err(
-                "end of file",
-                self.pos,
-                format!("{} unexpected trailing bytes after b_g2", self.bytes.len() - self.pos),
-            ));
-        }
-        if h.is_empty() {
-            return Err(self.err("h", 0, "the h section is empty (no evaluation domain)".into()));
-        }
-        LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(Srs { host_pin: Default::default(), path: self.path.to_path_buf(), resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 })
-    }
-
-    fn err(&self, section: &str, offset: usize, what: String) -> Error {
-        Error::invalid(format!("{}: section {section} at byte offset {offset}: {what}", self.path.display()))
-    }
-
-    /// Takes `len` bytes or reports truncation inside `section`.
-    fn take(&mut self, section: &str, len: usize) -> Result<&[u8]> {
-        let left = self.bytes.len() - self.pos;
-        if len > left {
-            return Err(self.err(
-                section,
-                self.pos,
-                format!("file truncated: needs {len} bytes, only {left} left"),
-            ));
-        }
-        let out = &self.bytes[self.pos..self.pos + len];
-        self.pos += len;
-        Ok(out)
-    }
-
-    /// Reads a `u32` count and returns the section's point bytes, checked
-    /// against the file length before any allocation.
-    fn section(&mut self, section: &str, point_bytes: usize) -> Result<Section<'_>> {
-        let count_at = self.pos;
-        let raw = self.take(section, 4)?;
-        let count = u32::from_be_bytes(raw.try_into().expect("4 bytes")) as usize;
-        let need = count * point_bytes; // at most 2^32 * 192, no overflow on 64-bit
-        let left = self.bytes.len() - self.pos;
-        if need > left {
-            return Err(self.err(
-                section,
-                count_at,
-                format!("count {count} needs {need} bytes of points, only {left} left in the file"),
-            ));
-        }
-        let start = self.pos;
-        self.pos += need;
-        Ok(Section { bytes: &self.bytes[start..start + need], start })
-    }
-
-    fn g1_point(&mut self, section: &str) -> Result<G1Affine> {
-        let at = self.pos;
-        let bytes = self.take(section, G1_BYTES)?;
-        decode_g1(bytes).map_err(|why| self.err(section, at, why))
-    }
-
-    fn g2_point(&mut self, section: &str) -> Result<G2Affine> {
-        let at = self.pos;
-        let bytes = self.take(section, G2_BYTES)?;
-        decode_g2(bytes).map_err(|why| self.err(section, at, why))
-    }
-
-    fn g1_vector(&mut self, section: &str) -> Result<Vec<G1Affine>> {
-        let s = self.section(section, G1_BYTES)?;
-        let (bytes, start) = (s.bytes, s.start);
-        let out: std::result::Result<Vec<_>, (usize, String)> = bytes
-            .par_chunks_exact(G1_BYTES)
-            .enumerate()
-            .map(|(i, p)| decode_g1(p).map_err(|why| (i, why)))
-            .collect();
-        out.map_err(|(i, why)| self.err(section, start + i * G1_BYTES, format!("point {i}: {why}")))
-    }
-
-    fn g2_vector(&mut self, section: &str) -> Result<Vec<G2Affine>> {
-        let s = self.section(section, G2_BYTES)?;
-        let (bytes, start) = (s.bytes, s.start);
-        let out: std::result::Result<Vec<_>, (usize, String)> = bytes
-            .par_chunks_exact(G2_BYTES)
-            .enumerate()
-            .map(|(i, p)| decode_g2(p).map_err(|why| (i, why)))
-            .collect();
-        out.map_err(|(i, why)| self.err(section, start + i * G2_BYTES, format!("point {i}: {why}")))
-    }
-}
-
-/// The point bytes of one vector section and their offset in the file.
-struct Section<'a> {
-    bytes: &'a [u8],
-    start: usize,
-}
-
 fn blst_reason(e: BLST_ERROR) -> String {
     match e {
         BLST_ERROR::BLST_BAD_ENCODING => "bad encoding (compression/infinity flag bits or a coordinate not below p)".into(),
@@ -341,8 +270,9 @@ fn check_uncompressed_flag(bytes: &[u8]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Decodes one 96-byte uncompressed G1 point and checks curve and subgroup.
-pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
+/// Decodes one 96-byte uncompressed G1 point: canonical encoding, on the
+/// curve (blst's deserialize); subgroup membership is checked separately.
+pub(crate) fn decode_g1_on_curve(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
     check_uncompressed_flag(bytes)?;
     let mut p = blst_p1_affine::default();
     // SAFETY: `bytes` holds exactly G1_BYTES bytes (callers slice it so) and
@@ -351,16 +281,12 @@ pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
     if rc != BLST_ERROR::BLST_SUCCESS {
         return Err(blst_reason(rc));
     }
-    // SAFETY: `p` is an initialised affine point.
-    if !unsafe { blst_p1_affine_in_g1(&p) } {
-        return Err("point is not in the prime-order subgroup".into());
-    }
     // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine.
     Ok(unsafe { std::mem::transmute::<blst_p1_affine, G1Affine>(p) })
 }
 
-/// Decodes one 192-byte uncompressed G2 point and checks curve and subgroup.
-pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
+/// Decodes one 192-byte uncompressed G2 point: canonical encoding, on the curve.
+pub(crate) fn decode_g2_on_curve(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
     check_uncompressed_flag(bytes)?;
     let mut p = blst_p2_affine::default();
     // SAFETY: `bytes` holds exactly G2_BYTES bytes; `p` is a valid output.
@@ -368,12 +294,26 @@ pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
     if rc != BLST_ERROR::BLST_SUCCESS {
         return Err(blst_reason(rc));
     }
-    // SAFETY: `p` is an initialised affine point.
-    if !unsafe { blst_p2_affine_in_g2(&p) } {
-        return Err("point is not in the prime-order subgroup".into());
-    }
     // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine.
     Ok(unsafe { std::mem::transmute::<blst_p2_affine, G2Affine>(p) })
+}
+
+/// [`decode_g1_on_curve`] plus blst's per-point subgroup check (the single points).
+pub(crate) fn decode_g1(bytes: &[u8]) -> std::result::Result<G1Affine, String> {
+    let p = decode_g1_on_curve(bytes)?;
+    if !<crate::cpu::msm::G1 as Subgroup>::point_in_group(&p) {
+        return Err("point is not in the prime-order subgroup".into());
+    }
+    Ok(p)
+}
+
+/// [`decode_g2_on_curve`] plus blst's per-point subgroup check.
+pub(crate) fn decode_g2(bytes: &[u8]) -> std::result::Result<G2Affine, String> {
+    let p = decode_g2_on_curve(bytes)?;
+    if !<crate::cpu::msm::G2 as Subgroup>::point_in_group(&p) {
+        return Err("point is not in the prime-order subgroup".into());
+    }
+    Ok(p)
 }
 
 /// How many loaded keys the cache keeps (the reference keeps 4).

@@ -1,0 +1,260 @@
+//! Reading a params file into an [`Srs`]: the layout from the section counts,
+//! a parallel decode straight into the final vectors, and the batched
+//! subgroup check ([`super::subgroup`]).
+//!
+//! The file is read with `pread` in chunks, not mapped: a file truncated
+//! while it is read gives a short read (an `EIO` error), where a mapping
+//! would raise SIGBUS. Each chunk's page-cache pages are dropped once it is
+//! decoded (`POSIX_FADV_DONTNEED`), so the load holds one copy of the points
+//! (the decoded vectors, the size of the file) plus a few MiB of buffers.
+
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use blstrs::{G1Affine, G2Affine};
+use rayon::prelude::*;
+
+use super::subgroup::{self, Key, Subgroup};
+use super::{decode_g1, decode_g2, decode_g1_on_curve, decode_g2_on_curve, Srs, G1_BYTES, G2_BYTES};
+use crate::cpu::msm;
+use crate::error::{code, try_vec, Error, Result};
+
+/// Where the bytes come from: a file, or memory (fuzzing, tests).
+pub(crate) trait Source: Sync {
+    fn len(&self) -> u64;
+    /// Fills `buf` from byte `offset`; a short read is an error.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
+    /// The bytes at `offset..offset + len` are decoded and not needed again.
+    fn release(&self, _offset: u64, _len: usize) {}
+}
+
+/// An open params file.
+pub(crate) struct File<'a> {
+    pub file: &'a std::fs::File,
+    pub path: &'a Path,
+    pub len: u64,
+}
+
+impl Source for File<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::new(
+                    code::EIO,
+                    format!(
+                        "{}: the file ended before byte {} while it was being read ({} bytes when the load began): it was truncated or replaced during the load",
+                        self.path.display(),
+                        offset + buf.len() as u64,
+                        self.len
+                    ),
+                )
+            } else {
+                Error::io(self.path, "read params file", &e)
+            }
+        })
+    }
+
+    fn release(&self, offset: u64, len: usize) {
+        // Advice only: a failure leaves the pages to the kernel's reclaim.
+        // SAFETY: plain syscall on an open descriptor.
+        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED) };
+    }
+}
+
+/// Contents already in memory.
+pub(crate) struct Memory<'a>(pub &'a [u8]);
+
+impl Source for Memory<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let at = offset as usize;
+        buf.copy_from_slice(&self.0[at..at + buf.len()]);
+        Ok(())
+    }
+}
+
+/// How to load: threads and a progress callback.
+#[derive(Default)]
+pub struct LoadOptions<'a> {
+    /// Threads that decode and check (`None`: rayon's global pool, or
+    /// `SUPRASEAL_C2_LOAD_THREADS` where the ABI loads).
+    pub threads: Option<usize>,
+    /// Called with (bytes decoded so far, file size) as chunks complete.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+}
+
+/// What a load measured.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Points decoded (the six single points included).
+    pub points: u64,
+    /// Threads used.
+    pub threads: usize,
+    /// Seconds reading and decoding (canonical encoding, on the curve).
+    pub decode_s: f64,
+    /// Seconds in the batched subgroup check.
+    pub check_s: f64,
+}
+
+/// Points per read-and-decode task (1.5 MiB of G1, 3 MiB of G2 bytes).
+const CHUNK: usize = 1 << 14;
+
+/// One length-prefixed vector of the file.
+struct Section {
+    name: &'static str,
+    /// Offset of its first point.
+    start: u64,
+    count: usize,
+}
+
+fn located(path: &Path, section: &str, offset: u64, what: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("{}: section {section} at byte offset {offset}: {what}", path.display()))
+}
+
+/// Reads the single points and the section counts; checks every length
+/// against the file before anything is allocated.
+struct Layout<'a, S: Source> {
+    src: &'a S,
+    path: &'a Path,
+    pos: u64,
+}
+
+impl<S: Source> Layout<'_, S> {
+    fn take(&mut self, section: &str, len: usize) -> Result<Vec<u8>> {
+        let left = self.src.len() - self.pos;
+        if len as u64 > left {
+            return Err(located(self.path, section, self.pos, format!("file truncated: needs {len} bytes, only {left} left")));
+        }
+        let mut buf = vec![0u8; len];
+        self.src.read_at(&mut buf, self.pos)?;
+        self.pos += len as u64;
+        Ok(buf)
+    }
+
+    fn g1(&mut self, section: &str) -> Result<G1Affine> {
+        let at = self.pos;
+        let b = self.take(section, G1_BYTES)?;
+        decode_g1(&b).map_err(|why| located(self.path, section, at, why))
+    }
+
+    fn g2(&mut self, section: &str) -> Result<G2Affine> {
+        let at = self.pos;
+        let b = self.take(section, G2_BYTES)?;
+        decode_g2(&b).map_err(|why| located(self.path, section, at, why))
+    }
+
+    fn section(&mut self, name: &'static str, point_bytes: usize) -> Result<Section> {
+        let count_at = self.pos;
+        let raw = self.take(name, 4)?;
+        let count = u32::from_be_bytes(raw.try_into().expect("4 bytes")) as usize;
+        let need = (count * point_bytes) as u64; // at most 2^32 * 192: no overflow
+        let left = self.src.len() - self.pos;
+        if need > left {
+            return Err(located(self.path, name, count_at, format!("count {count} needs {need} bytes of points, only {left} left in the file")));
+        }
+        let start = self.pos;
+        self.pos += need;
+        Ok(Section { name, start, count })
+    }
+}
+
+/// Loads `src` (named `path` in messages) on the current rayon pool.
+pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<(Srs, LoadReport)> {
+    let t0 = Instant::now();
+    let mut lay = Layout { src, path, pos: 0 };
+    let alpha_g1 = lay.g1("alpha_g1")?;
+    let beta_g1 = lay.g1("beta_g1")?;
+    let beta_g2 = lay.g2("beta_g2")?;
+    let _gamma_g2 = lay.g2("gamma_g2")?;
+    let delta_g1 = lay.g1("delta_g1")?;
+    let delta_g2 = lay.g2("delta_g2")?;
+    // ic is length-checked and skipped: only the verifier uses it.
+    lay.section("ic", G1_BYTES)?;
+    let g1_sections = [lay.section("h", G1_BYTES)?, lay.section("l", G1_BYTES)?, lay.section("a", G1_BYTES)?, lay.section("b_g1", G1_BYTES)?];
+    let b_g2 = lay.section("b_g2", G2_BYTES)?;
+    if lay.pos != src.len() {
+        return Err(located(path, "end of file", lay.pos, format!("{} unexpected trailing bytes after b_g2", src.len() - lay.pos)));
+    }
+    if g1_sections[0].count == 0 {
+        return Err(located(path, "h", 0, "the h section is empty (no evaluation domain)"));
+    }
+
+    let done = AtomicU64::new(lay.pos - g1_sections.iter().map(|s| s.count as u64 * G1_BYTES as u64).sum::<u64>() - b_g2.count as u64 * G2_BYTES as u64);
+    let tick = |n: usize| {
+        let d = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        if let Some(p) = progress {
+            p(d, src.len());
+        }
+    };
+    let mut g1 = Vec::with_capacity(4);
+    for s in &g1_sections {
+        g1.push(decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?);
+    }
+    let g2 = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
+    let decode_s = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
+    for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
+        check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
+    }
+    check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4)?;
+    let check_s = t1.elapsed().as_secs_f64();
+
+    let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = g1.try_into().expect("four G1 sections");
+    let points = 6 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
+    let report = LoadReport { bytes: src.len(), points, threads: rayon::current_num_threads(), decode_s, check_s };
+    let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2);
+    Ok((srs, report))
+}
+
+/// Reads and decodes one vector in parallel chunks, straight into its final
+/// allocation. The error names the first bad point of a chunk that failed.
+fn decode_section<S: Source, T: Send>(
+    src: &S,
+    path: &Path,
+    s: &Section,
+    point_bytes: usize,
+    decode: fn(&[u8]) -> std::result::Result<T, String>,
+    tick: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = try_vec(s.count, format_args!("{}: section {}", path.display(), s.name))?;
+    out.spare_capacity_mut()[..s.count].par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, slots)| {
+        let first = c * CHUNK;
+        let offset = s.start + (first * point_bytes) as u64;
+        let mut buf = vec![0u8; slots.len() * point_bytes];
+        src.read_at(&mut buf, offset)?;
+        for (i, (slot, bytes)) in slots.iter_mut().zip(buf.chunks_exact(point_bytes)).enumerate() {
+            let p = decode(bytes).map_err(|why| {
+                let k = first + i;
+                located(path, s.name, s.start + (k * point_bytes) as u64, format!("point {k}: {why}"))
+            })?;
+            slot.write(p);
+        }
+        src.release(offset, buf.len());
+        tick(buf.len());
+        Ok::<(), Error>(())
+    })?;
+    // SAFETY: every one of the first `count` slots was written above (the
+    // chunks cover them all, and any failure returned early).
+    unsafe { out.set_len(s.count) };
+    Ok(out)
+}
+
+fn check<C: Subgroup>(path: &Path, s: &Section, points: &[C::Affine], point_bytes: usize, key: &Key, section: u64) -> Result<()> {
+    subgroup::check::<C>(points, key, section).map_err(|k| {
+        located(path, s.name, s.start + (k * point_bytes) as u64, format!("point {k}: point is not in the prime-order subgroup"))
+    })
+}
