@@ -42,6 +42,7 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh reference      # ours vs upstream 0.1.2: SHA-256 2^20 bytes, 2^24 table
 #   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
 #   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
+#   bash gpu-pack/run.sh porep-file     # porep-32g, ours loading the 47 GB file (and the disk's floor)
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -72,7 +73,7 @@ what=${1:-tests}
     ./sppark_bench; echo "rc=$?"
     ./gpu_bench; echo "rc=$?"
     ;;
-  reference|porep-ours|porep-upstream)
+  reference|porep-ours|porep-upstream|porep-file)
     # GPU samples beside the run: memory used (MiB) and utilisation every
     # 100 ms; gpu-samples.py cuts them into the bench rows' windows.
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/nvsmi-$what.csv" &
@@ -107,9 +108,21 @@ what=${1:-tests}
     porep-upstream)
       df -h /tmp "$PWD" | tail -n 2
       time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out "$PWD/p32.params"; echo "rc=$?"
-      echo "== porep-32g, upstream (loads the file), W = 1, 2 x 2 partitions + one call of 2 circuits"
-      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers 1,2 --partitions 2 --batch 2 --witnesses 1 \
+      sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)" || echo "(cannot drop the page cache: warm reads)"
+      echo "== porep-32g, upstream (loads the file), W = ${WORKERS:-1,2,3} x ${PARTITIONS:-1} partitions + one call of 2 circuits"
+      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers ${WORKERS:-1,2,3} --partitions ${PARTITIONS:-1} --batch 2 --witnesses 1 \
         --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
+      rm -f "$PWD/p32.params"
+      ;;
+    porep-file)
+      df -h "$PWD" | tail -n 1
+      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out "$PWD/p32.params"; echo "rc=$?"
+      drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)" || echo "(cannot drop the page cache: warm reads)"; }
+      drop; echo "== the disk's floor: cat FILE > /dev/null"; /usr/bin/time -f "cat: %e s wall, %U s user, %S s sys, %M KiB peak RSS" cat "$PWD/p32.params" > /dev/null
+      drop; echo "== porep-32g, ours loading the file, W = 1, 2, 3 x ${PARTITIONS:-2} partitions + one call of 2 circuits, G2 MSM on ${G2:-gpu}"
+      SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2=warn SUPRASEAL_C2_G2_MSM=${G2:-gpu} ./supraseal-c2 bench --shape porep-32g --params "$PWD/p32.params" --seed 1 \
+        --workers 1,2,3 --partitions ${PARTITIONS:-2} --modes two --batch 2 --witnesses 1 \
+        --proofs-out "$OUT/proofs-32g-ours-file.txt" --trace "$OUT/trace-32g-ours-file.json"; echo "rc=$?"
       rm -f "$PWD/p32.params"
       ;;
     esac
