@@ -24,7 +24,8 @@
 //! Σ_b digitⱼ(b)·S_b over the bucket sums. A point so costs ⌈81/g⌉ affine
 //! additions (11 for large vectors) instead of 81, plus about 81 full subgroup
 //! checks per vector; g is chosen from the range size so that combining the
-//! 3^g bucket sums stays small beside the additions.
+//! 3^g bucket sums stays small beside the additions. Vectors of at most 96
+//! points are checked point by point instead, which is cheaper.
 //!
 //! **The randomness.** The digits come from ChaCha8 keyed with 256 bits from
 //! the OS (`getrandom`) per load, drawn after the file is read, so a file
@@ -195,11 +196,27 @@ fn combinations<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64, firs
     out
 }
 
+/// Vectors up to this length are checked point by point: cheaper than the
+/// ~81 full checks of the combinations.
+const PER_POINT: usize = 96;
+
 /// Checks that every point of `points` (section number `section`, used to
-/// separate digit streams) is in the prime-order subgroup. Runs on the
-/// current rayon pool. Returns the index of a bad point on failure (the
-/// first one of the smallest failing range).
+/// separate digit streams) is in the prime-order subgroup: point by point
+/// for short vectors, else [`batched`]. Runs on the current rayon pool.
+/// Returns the index of a bad point on failure.
 pub fn check<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Result<(), usize> {
+    if points.len() <= PER_POINT {
+        return match points.par_iter().position_first(|p| !C::point_in_group(p)) {
+            Some(i) => Err(i),
+            None => Ok(()),
+        };
+    }
+    batched::<C>(points, key, section)
+}
+
+/// The batched test of the module docs on any non-empty or empty vector;
+/// on failure the index of the first bad point of the smallest failing range.
+pub fn batched<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Result<(), usize> {
     if points.is_empty() {
         return Ok(());
     }
@@ -418,12 +435,12 @@ mod tests {
                 w[2] = w[0];
                 w.push(-w[0]);
             }
-            assert_eq!(check::<msm::G1>(&v, &key(&mut rng), 0), Ok(()), "G1 n {n}");
-            assert_eq!(check::<msm::G2>(&w, &key(&mut rng), 4), Ok(()), "G2 n {n}");
+            assert_eq!(batched::<msm::G1>(&v, &key(&mut rng), 0), Ok(()), "G1 n {n}");
+            assert_eq!(batched::<msm::G2>(&w, &key(&mut rng), 4), Ok(()), "G2 n {n}");
         }
         // Many copies of one point: every bucket addition is a doubling.
         let p = g1_points(1, &mut rng)[0];
-        assert_eq!(check::<msm::G1>(&vec![p; 3000], &key(&mut rng), 1), Ok(()));
+        assert_eq!(batched::<msm::G1>(&vec![p; 3000], &key(&mut rng), 1), Ok(()));
     }
 
     /// Every prime order of each cofactor, at random indices, in vectors of
@@ -437,7 +454,7 @@ mod tests {
                 let mut v = g1_points(n, &mut rng);
                 let at = rng.gen_range(0..n);
                 v[at] = bad;
-                assert_eq!(check::<msm::G1>(&v, &key(&mut rng), which as u64), Err(at), "G1 q = 0x{q}, n {n}");
+                assert_eq!(batched::<msm::G1>(&v, &key(&mut rng), which as u64), Err(at), "G1 q = 0x{q}, n {n}");
             }
         }
         for which in 0..G2_PRIMES {
@@ -446,7 +463,7 @@ mod tests {
                 let mut v = g2_points(n, &mut rng);
                 let at = rng.gen_range(0..n);
                 v[at] = bad;
-                assert_eq!(check::<msm::G2>(&v, &key(&mut rng), 4), Err(at), "G2 q = 0x{q}, n {n}");
+                assert_eq!(batched::<msm::G2>(&v, &key(&mut rng), 4), Err(at), "G2 q = 0x{q}, n {n}");
             }
         }
     }
@@ -465,13 +482,13 @@ mod tests {
             let mut v = good.clone();
             let at = rng.gen_range(0..n);
             v[at] = bad;
-            assert_eq!(pool.install(|| check::<msm::G1>(&v, &key(&mut rng), 2)), Err(at));
+            assert_eq!(pool.install(|| batched::<msm::G1>(&v, &key(&mut rng), 2)), Err(at));
         }
         let (bad, _) = g1_with_torsion(0, &mut rng);
         let mut v = good;
         v[100] = bad;
         v[101] = bad;
-        assert_eq!(pool.install(|| check::<msm::G1>(&v, &key(&mut rng), 3)), Err(100));
+        assert_eq!(pool.install(|| batched::<msm::G1>(&v, &key(&mut rng), 3)), Err(100));
     }
 
     /// The per-point check agrees: a vector passes exactly when every point passes blst's check.
@@ -487,7 +504,8 @@ mod tests {
                 v[at] = g1_with_torsion(rng.gen_range(0..G1_PRIMES), &mut rng).0;
             }
             let first_bad = v.iter().position(|p| !<msm::G1 as Subgroup>::point_in_group(p));
-            assert_eq!(check::<msm::G1>(&v, &key(&mut rng), 0).err(), first_bad);
+            assert_eq!(batched::<msm::G1>(&v, &key(&mut rng), 0).err(), first_bad);
+            assert_eq!(check::<msm::G1>(&v, &key(&mut rng), 0).err(), first_bad, "check (point by point up to {PER_POINT})");
         }
     }
 
