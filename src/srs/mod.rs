@@ -4,8 +4,8 @@
 //! big-endian: `alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2`, then
 //! six length-prefixed vectors, each a `u32` count followed by the points:
 //! `ic`, `h`, `l`, `a`, `b_g1` (G1, 96-byte uncompressed encodings) and `b_g2`
-//! (G2, 192-byte uncompressed encodings). `ic` is only length-checked (the
-//! verifier needs it, the prover does not).
+//! (G2, 192-byte uncompressed encodings). `ic` is checked like the others and
+//! then dropped (the verifier needs it, the prover does not).
 //!
 //! Every length is checked exactly against the file before anything is
 //! allocated, every point is decoded with blst and checked to be on the curve

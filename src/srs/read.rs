@@ -98,7 +98,7 @@ pub struct LoadOptions<'a> {
 pub struct LoadReport {
     /// File size in bytes.
     pub bytes: u64,
-    /// Points decoded (the six single points included).
+    /// Points decoded and checked (the six single points and ic included).
     pub points: u64,
     /// Threads used.
     pub threads: usize,
@@ -180,8 +180,8 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
     let _gamma_g2 = lay.g2("gamma_g2")?;
     let delta_g1 = lay.g1("delta_g1")?;
     let delta_g2 = lay.g2("delta_g2")?;
-    // ic is length-checked and skipped: only the verifier uses it.
-    lay.section("ic", G1_BYTES)?;
+    // ic is checked like every vector and then dropped: only the verifier uses it.
+    let ic = lay.section("ic", G1_BYTES)?;
     let g1_sections = [lay.section("h", G1_BYTES)?, lay.section("l", G1_BYTES)?, lay.section("a", G1_BYTES)?, lay.section("b_g1", G1_BYTES)?];
     let b_g2 = lay.section("b_g2", G2_BYTES)?;
     if lay.pos != src.len() {
@@ -191,13 +191,15 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
         return Err(located(path, "h", 0, "the h section is empty (no evaluation domain)"));
     }
 
-    let done = AtomicU64::new(lay.pos - g1_sections.iter().map(|s| s.count as u64 * G1_BYTES as u64).sum::<u64>() - b_g2.count as u64 * G2_BYTES as u64);
+    let vectors = (ic.count + g1_sections.iter().map(|s| s.count).sum::<usize>()) as u64 * G1_BYTES as u64 + b_g2.count as u64 * G2_BYTES as u64;
+    let done = AtomicU64::new(lay.pos - vectors);
     let tick = |n: usize| {
         let d = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         if let Some(p) = progress {
             p(d, src.len());
         }
     };
+    let ic_points = decode_section(src, path, &ic, G1_BYTES, decode_g1_on_curve, &tick)?;
     let mut g1 = Vec::with_capacity(4);
     for s in &g1_sections {
         g1.push(decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?);
@@ -207,6 +209,8 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
 
     let t1 = Instant::now();
     let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
+    check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)?;
+    drop(ic_points);
     for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
         check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
     }
@@ -214,7 +218,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
     let check_s = t1.elapsed().as_secs_f64();
 
     let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = g1.try_into().expect("four G1 sections");
-    let points = 6 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
+    let points = 6 + ic.count as u64 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
     let report = LoadReport { bytes: src.len(), points, threads: rayon::current_num_threads(), decode_s, check_s };
     let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2);
     Ok((srs, report))

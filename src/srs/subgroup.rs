@@ -3,7 +3,7 @@
 //! A point decoded from the file is known to be on the curve; it may still
 //! carry a component in the cofactor part of the group, E = G ⊕ C, where
 //! |C| is the cofactor (G1: 3 · 11² · 10177² · 859267² · 52437899²; G2: 13² ·
-//! 23² · 2713 · 11953 · 262069 · a 402-bit prime). Checking every point with
+//! 23² · 2713 · 11953 · 262069 · a 448-bit prime). Checking every point with
 //! blst's `in_g1`/`in_g2` costs ~50 µs each; this module checks a whole
 //! vector with random linear combinations instead.
 //!
@@ -55,6 +55,8 @@ const MAX_DIGITS: u32 = 8;
 /// Points per task: the buckets hold hundreds of points each (bulk addition
 /// pays one inversion per 1,024 points and level).
 const RANGE: usize = 1 << 22;
+/// The fewest points per task (more threads than that leave some idle).
+const MIN_RANGE: usize = 1 << 14;
 /// Ranges at or below this size are checked point by point when bisecting.
 const SCAN: usize = 1 << 12;
 
@@ -158,8 +160,10 @@ fn bucket_indices(key: &Key, section: u64, group: usize, first: usize, buckets: 
     rng.set_stream(section * ROUNDS as u64 + group as u64);
     rng.set_word_pos(first as u128);
     for b in out.iter_mut() {
-        // Multiply-shift: bias below 2⁻¹⁸ per bucket, i.e. a round passes
-        // a bad point with probability ≤ 1/3 + 2⁻³¹.
+        // Multiply-shift: each bucket's probability is within 2⁻³² of
+        // 1/buckets. For a bad point, at most one of the buckets lets a
+        // whole group of rounds pass, so a group passes with probability
+        // ≤ 3^-g + 2⁻³², and the 9–81 groups together stay below 2⁻¹²⁸.
         *b = ((rng.next_u32() as u64 * buckets as u64) >> 32) as u16;
     }
 }
@@ -221,7 +225,9 @@ pub fn batched<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Re
         return Ok(());
     }
     let threads = rayon::current_num_threads().max(1);
-    let range = points.len().div_ceil(threads).clamp(1, RANGE);
+    // At least MIN_RANGE points per task: a range pays ~81 full checks and
+    // the combination of its buckets, whatever its size.
+    let range = points.len().div_ceil(threads).clamp(MIN_RANGE, RANGE);
     let digits = digits_for(range);
     let per_range: Vec<Vec<C::Projective>> = points
         .par_chunks(range)
