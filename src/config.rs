@@ -15,7 +15,7 @@
 //!
 //! | variable | values | default |
 //! |---|---|---|
-//! | `SUPRASEAL_C2_LOAD_THREADS` | threads that decode and check a params file (a C2 host also runs synthesis) | every core (rayon's pool) |
+//! | `SUPRASEAL_C2_LOAD_THREADS` | threads that decode and check a params file (a C2 host also runs synthesis); more than the cores are not used | every core (rayon's pool) |
 
 use crate::error::{Error, Result};
 

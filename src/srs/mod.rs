@@ -217,9 +217,11 @@ impl Srs {
     }
 }
 
-/// Runs `f` on a pool of `threads` threads, or on the current pool.
+/// Runs `f` on a pool of `threads` threads (at most the cores the process
+/// may use: the work is CPU-bound), or on the current pool.
 fn in_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    match threads {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match threads.map(|n| n.min(cores)) {
         None => f(),
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)
