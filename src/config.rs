@@ -77,11 +77,12 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
 /// global pool). Errors: `EINVAL` naming the variable when it is not a whole
 /// number from 1 to 4096.
 pub fn load_threads() -> Result<Option<usize>> {
-    load_threads_from(std::env::var("SUPRASEAL_C2_LOAD_THREADS").ok())
+    load_threads_from(std::env::var_os("SUPRASEAL_C2_LOAD_THREADS").map(|v| v.to_string_lossy().into_owned()))
 }
 
+/// Empty is unset, as for the other switches; anything else must parse.
 fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
-    v.map(|v| {
+    v.filter(|v| !v.is_empty()).map(|v| {
         v.trim()
             .parse::<usize>()
             .ok()
@@ -206,7 +207,8 @@ mod tests {
     fn load_threads_parse_and_refuse_bad_values() {
         assert_eq!(load_threads_from(None).unwrap(), None);
         assert_eq!(load_threads_from(Some("3".into())).unwrap(), Some(3));
-        for bad in ["0", "-1", "many", "", "5000"] {
+        assert_eq!(load_threads_from(Some(String::new())).unwrap(), None, "empty is unset");
+        for bad in ["0", "-1", "many", " ", "5000", "\u{fffd}"] {
             let e = load_threads_from(Some(bad.into())).unwrap_err();
             assert!(e.message.contains("SUPRASEAL_C2_LOAD_THREADS"), "{}", e.message);
         }

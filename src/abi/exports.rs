@@ -54,8 +54,11 @@ pub(crate) unsafe fn srs_arc(srs: *const SRS) -> Result<std::sync::Arc<Srs>> {
 /// `*ret` holds one reference, released with `drop_SRS`. `cache = true` shares
 /// one loaded key per path through an LRU cache of 4 entries; `cache = false`
 /// always loads. Errors: `EINVAL` (NULL argument, malformed file: the message
-/// names the file, section and byte offset), `ENOENT` (missing file), other
-/// errno values for unreadable files. `*ret` is left untouched on error.
+/// names the file, section, point and byte offset; a bad
+/// `SUPRASEAL_C2_LOAD_THREADS`), `ENOENT` (missing file), `EIO` (the file
+/// shrank or changed while it was being loaded), `ENOMEM` (the points do not
+/// fit in host memory), other errno values for unreadable files. `*ret` is
+/// left untouched on error.
 ///
 /// # Safety
 /// `ret` must be writable; `params_path` a valid C string.

@@ -181,12 +181,17 @@ impl Srs {
         let src = read::File { file: &file, path, len: meta.len() };
         let (srs, report) = in_pool(opts.threads, || read::load(&src, path, opts.progress))?;
         // A rewrite in place that kept the size is caught here: the points
-        // read may mix two versions of the file.
+        // read may mix two versions of the file. The inode change time
+        // catches a rewrite that restored the modification time.
         let after = file.metadata().map_err(|e| Error::io(path, "stat params file", &e))?;
-        if after.len() != meta.len() || after.modified().ok() != meta.modified().ok() {
+        let stamp = |m: &std::fs::Metadata| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+        };
+        if stamp(&after) != stamp(&meta) {
             return Err(Error::new(
                 crate::error::code::EIO,
-                format!("{}: the file changed while it was being loaded (size {} -> {} bytes, or a new modification time)", path.display(), meta.len(), after.len()),
+                format!("{}: the file changed while it was being loaded (size {} -> {} bytes, or a new modification or inode change time)", path.display(), meta.len(), after.len()),
             ));
         }
         tracing::info!(
@@ -259,6 +264,7 @@ fn blst_reason(e: BLST_ERROR) -> String {
     match e {
         BLST_ERROR::BLST_BAD_ENCODING => "bad encoding (compression/infinity flag bits or a coordinate not below p)".into(),
         BLST_ERROR::BLST_POINT_NOT_ON_CURVE => "point is not on the curve".into(),
+        BLST_ERROR::BLST_POINT_NOT_IN_GROUP => "point is not in the prime-order subgroup".into(),
         other => format!("cannot decode point ({other:?})"),
     }
 }

@@ -114,6 +114,8 @@ const CHUNK: usize = 1 << 14;
 /// One length-prefixed vector of the file.
 struct Section {
     name: &'static str,
+    /// Offset of its u32 count.
+    count_at: u64,
     /// Offset of its first point.
     start: u64,
     count: usize,
@@ -166,7 +168,7 @@ impl<S: Source> Layout<'_, S> {
         }
         let start = self.pos;
         self.pos += need;
-        Ok(Section { name, start, count })
+        Ok(Section { name, count_at, start, count })
     }
 }
 
@@ -188,7 +190,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
         return Err(located(path, "end of file", lay.pos, format!("{} unexpected trailing bytes after b_g2", src.len() - lay.pos)));
     }
     if g1_sections[0].count == 0 {
-        return Err(located(path, "h", 0, "the h section is empty (no evaluation domain)"));
+        return Err(located(path, "h", g1_sections[0].count_at, "the h section is empty (no evaluation domain)"));
     }
 
     let vectors = (ic.count + g1_sections.iter().map(|s| s.count).sum::<usize>()) as u64 * G1_BYTES as u64 + b_g2.count as u64 * G2_BYTES as u64;
