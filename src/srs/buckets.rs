@@ -127,9 +127,10 @@ fn is_inf<A: Affine>(p: &A) -> bool {
 /// bucket). Bucket 0 is skipped (its sum is left at infinity). Curves of odd
 /// order only (no point with y = 0), as BLS12-381's G1 and G2 curves are.
 pub fn accumulate<A: Affine>(points: &[A], index: &[u16], sums: &mut [A]) {
+    // 1 costs an inversion to make (`fp_one`): once per call, not per batch.
     let one = A::F::one();
     let two = one.add(&one);
-    let three = two.add(&one);
+    let c = Consts { one, two, three: two.add(&one) };
     sums.iter_mut().for_each(|s| *s = A::default());
     // Which batch a bucket is in (0: none yet); a second point for a bucket
     // already in the batch waits for the next one.
@@ -160,15 +161,22 @@ pub fn accumulate<A: Affine>(points: &[A], index: &[u16], sums: &mut [A]) {
             stamp[b] = round + 1;
             batch.push((b as u16, i));
             if batch.len() == BATCH {
-                flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &two, &three);
+                flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
                 round += 1;
             }
         }
-        flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &two, &three);
+        flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
         round += 1;
         std::mem::swap(&mut pending, &mut waiting);
         waiting.clear();
     }
+}
+
+/// 1, 2 and 3 in the field (Montgomery form).
+struct Consts<F> {
+    one: F,
+    two: F,
+    three: F,
 }
 
 /// Adds each batched point into its bucket (distinct buckets, neither at infinity).
@@ -181,26 +189,25 @@ fn flush<A: Affine>(
     den: &mut [A::F],
     prefix: &mut [A::F],
     cancel: &mut [bool],
-    two: &A::F,
-    three: &A::F,
+    c: &Consts<A::F>,
 ) {
     if batch.is_empty() {
         return;
     }
-    let mut acc = A::F::one();
+    let mut acc = c.one;
     for (k, &(b, i)) in batch.iter().enumerate() {
         let (q, p) = (&sums[b as usize], &points[i]);
         cancel[k] = false;
         if q.x().eq(p.x()) {
             if q.y().eq(p.y()) {
                 // Doubling: λ = 3x² / 2y.
-                num[k] = three.mul(&q.x().sqr());
-                den[k] = two.mul(q.y());
+                num[k] = c.three.mul(&q.x().sqr());
+                den[k] = c.two.mul(q.y());
             } else {
                 // P + (−P): the bucket empties.
                 cancel[k] = true;
                 num[k] = A::F::default();
-                den[k] = A::F::one();
+                den[k] = c.one;
             }
         } else {
             num[k] = p.y().sub(q.y());

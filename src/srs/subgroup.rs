@@ -211,10 +211,7 @@ const PER_POINT: usize = 96;
 /// Returns the index of a bad point on failure.
 pub fn check<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Result<(), usize> {
     if points.len() <= PER_POINT {
-        return match points.par_iter().position_first(|p| !C::point_in_group(p)) {
-            Some(i) => Err(i),
-            None => Ok(()),
-        };
+        return first_bad::<C>(points).map_or(Ok(()), Err);
     }
     batched::<C>(points, key, section)
 }
@@ -280,7 +277,12 @@ fn bisect<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64, first: usi
 /// The first point that fails blst's per-point check, in a range whose
 /// combinations failed (a range of subgroup points cannot fail them).
 fn scan<C: Subgroup>(points: &[C::Affine]) -> usize {
-    points.par_iter().position_first(|p| !C::point_in_group(p)).expect("a range whose combinations fail holds a point outside the subgroup")
+    first_bad::<C>(points).expect("a range whose combinations fail holds a point outside the subgroup")
+}
+
+/// The first point that fails blst's per-point check, if any.
+fn first_bad<C: Subgroup>(points: &[C::Affine]) -> Option<usize> {
+    points.par_iter().position_first(|p| !C::point_in_group(p))
 }
 
 /// Points outside the subgroup, for tests of the check (here and in
