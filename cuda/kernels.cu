@@ -3,3 +3,4 @@
 #include "ntt.cu"
 #include "batch_add.cu"
 #include "msm.cu"
+#include "subgroup.cu"

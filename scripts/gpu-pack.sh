@@ -27,7 +27,7 @@ for line in sys.stdin:
         print(m["executable"])'
 }
 for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2-cli --test gpu_proofs) \
-  $(list_tests -p supraseal-c2-cli --test lock_protocol); do
+  $(list_tests -p supraseal-c2-cli --test lock_protocol) $(list_tests -p supraseal-c2-cli --test gpu_params); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done
@@ -39,6 +39,8 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh tests   # GPU-vs-CPU tests, proofs, lock protocol + faults, 2^20 correctness bench
 #   bash gpu-pack/run.sh bench   # synthetic 2^24 throughput matrix (lock modes x workers)
 #   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT), sppark's then ours
+#   bash gpu-pack/run.sh load    # params loader: device subgroup check tests, a 2^24 file checked on GPU and CPU
+#   bash gpu-pack/run.sh load-32g # params loader: the porep-32g file (writes 47 GB), checked on the GPU
 #   bash gpu-pack/run.sh reference      # ours vs upstream 0.1.2: SHA-256 2^20 bytes, 2^24 table
 #   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
 #   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
@@ -68,6 +70,28 @@ what=${1:-tests}
     echo "== throughput: synthetic 2^24 domain, single vs two locks, W = 1, 2, 3; two locks with a 16 GiB card"
     time ./supraseal-c2 bench --synthetic-log-domain ${LOG_DOMAIN:-24} --workers 1,2,3 --partitions ${PARTITIONS:-2} \
       --modes single,two,two-limit=16384; echo "rc=$?"
+    ;;
+  load|load-32g)
+    drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)" || echo "(cannot drop the page cache: warm reads)"; }
+    export SUPRASEAL_C2_LOG=supraseal_c2::srs=info
+    if [ "$what" = load ]; then
+      echo "== device subgroup check vs the host's combinations; a 2^19 file through the GPU check, with and without faults"
+      ./gpu --test-threads=1 --nocapture; echo "rc=$?"
+      ./gpu_params --nocapture; echo "rc=$?"
+      f=/tmp/s24.params; ./supraseal-c2 params synth --log-domain 24 --seed 1 --out $f; echo "rc=$?"
+    else
+      f="$PWD/p32.params"; df -h "$PWD" | tail -n 1
+      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $f; echo "rc=$?"
+    fi
+    for on in ${CHECK_ON:-gpu cpu}; do
+      drop; echo "== params check $f --check-on $on"
+      /usr/bin/time -f "time: %e s wall, %U s user, %S s sys, %M KiB peak RSS" ./supraseal-c2 params check $f --check-on $on; echo "rc=$?"
+    done
+    if [ -n "${LIMIT:-}" ]; then
+      drop; echo "== params check $f --check-on gpu, SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT"
+      SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT ./supraseal-c2 params check $f --check-on gpu; echo "rc=$?"
+    fi
+    rm -f $f
     ;;
   kernels)
     ./sppark_bench; echo "rc=$?"

@@ -35,6 +35,9 @@ pub enum FaultPhase {
     Phase1,
     /// Kernels under the compute lock: the call must fail cleanly.
     Phase2,
+    /// The params loader's subgroup check on the device: the load must fall
+    /// back to the CPU check and still succeed.
+    Load,
 }
 
 /// The switches in effect for one call.
@@ -78,6 +81,40 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
 /// number from 1 to 4096.
 pub fn load_threads() -> Result<Option<usize>> {
     load_threads_from(std::env::var_os("SUPRASEAL_C2_LOAD_THREADS").map(|v| v.to_string_lossy().into_owned()))
+}
+
+/// Where the params loader runs its batched subgroup check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckOn {
+    /// On GPU 0 when this build has kernels and a device is usable, else on
+    /// the CPU; a vector whose device check cannot run (no memory, a CUDA
+    /// error) is checked on the CPU instead.
+    Auto,
+    /// On the CPU threads of the load.
+    Cpu,
+    /// On GPU 0, an error when no GPU is usable (a vector whose device check
+    /// fails to run is still checked on the CPU).
+    Gpu,
+}
+
+impl std::str::FromStr for CheckOn {
+    type Err = String;
+    fn from_str(v: &str) -> std::result::Result<Self, String> {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(CheckOn::Auto),
+            "cpu" => Ok(CheckOn::Cpu),
+            "gpu" => Ok(CheckOn::Gpu),
+            _ => Err(format!("{v:?} is not one of auto, cpu, gpu")),
+        }
+    }
+}
+
+/// `SUPRASEAL_C2_LOAD_CHECK` (`auto`, `cpu` or `gpu`; unset or empty: auto).
+/// Errors: `EINVAL` naming the variable for any other value.
+pub fn load_check() -> Result<CheckOn> {
+    std::env::var_os("SUPRASEAL_C2_LOAD_CHECK")
+        .map_or(Ok(CheckOn::Auto), |v| v.to_string_lossy().parse())
+        .map_err(|why| Error::invalid(format!("SUPRASEAL_C2_LOAD_CHECK is {why}")))
 }
 
 /// Empty is unset, as for the other switches; anything else must parse.
@@ -128,12 +165,13 @@ impl Settings {
         };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
-                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1 or N@phase2 (N ≥ 1)"));
+                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
                 let (n, phase) = v.split_once('@').ok_or_else(bad)?;
                 let n = n.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
                 let phase = match phase {
                     "phase1" => FaultPhase::Phase1,
                     "phase2" => FaultPhase::Phase2,
+                    "load" => FaultPhase::Load,
                     _ => return Err(bad()),
                 };
                 Ok((n, phase))

@@ -301,3 +301,67 @@ fn gpu_memory_is_returned_after_operations() {
     eprintln!("free VRAM before {before} after {after}");
     assert!(after + (64 << 20) >= before, "free VRAM dropped from {before} to {after}");
 }
+
+/// The params loader's device check: bucket sums from the device, combined
+/// into the 88 rounds on the host, equal the host's own combinations of the
+/// same vector, key and digits (exactly, as group elements), for G1 and G2,
+/// in one chunk and in many unaligned ones, on vectors holding infinity,
+/// duplicates, negations and points outside the subgroup; the rounds fail
+/// exactly when a point is outside it.
+#[test]
+fn gpu_subgroup_bucket_sums_match_the_host_combinations() {
+    use supraseal_c2::cpu::msm::{G1 as C1, G2 as C2};
+    use supraseal_c2::srs::subgroup::{self, testing, Key};
+    if supraseal_c2::gpu::subgroup_device().unwrap().is_none() {
+        eprintln!("skipped: no usable GPU");
+        return;
+    }
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s);
+    let digits = 8;
+    let (groups, buckets) = (subgroup::groups_for(digits), 3u32.pow(digits));
+    for (n, max_chunk, bad) in [(1usize, 1 << 24, false), (70_001, 1 << 24, false), (70_001, 5_003, true), (300_000, 1 << 24, true), (300_000, 65_536, false)] {
+        let dev = supraseal_c2::gpu::subgroup_device_with_chunk(max_chunk).unwrap().expect("a GPU");
+        let mut v = random_bases(n, rng.gen());
+        if n > 10 {
+            v[3] = G1Affine::identity();
+            v[7] = v[5];
+            v[9] = -v[8];
+        }
+        if bad {
+            let at = rng.gen_range(0..n);
+            v[at] = testing::g1_with_torsion(rng.gen_range(0..testing::G1_PRIMES), &mut rng).0;
+        }
+        let mut k = [0u8; 32];
+        rng.fill(&mut k);
+        let key = Key::fixed(k);
+        let section = rng.gen_range(0..6);
+        let sums = dev.g1(&v, &key.words(), subgroup::stream_of(section, 0), groups, buckets).unwrap();
+        let on_device = subgroup::combinations_from_sums::<C1>(&sums, digits);
+        let on_host = subgroup::host_combinations::<C1>(&v, &key, section, digits);
+        assert_eq!(on_device.len(), groups * digits as usize);
+        assert!(on_device == on_host, "G1 n {n} chunk {max_chunk}: device and host combinations differ");
+        assert_eq!(subgroup::all_in_group::<C1>(&on_device), !bad, "G1 n {n}: verdict");
+        eprintln!("G1 n {n} chunk {max_chunk} bad {bad}: equal");
+    }
+    for (n, max_chunk, bad) in [(65_537usize, 1 << 24, true), (65_537, 9_999, false), (131_072, 1 << 24, false)] {
+        let dev = supraseal_c2::gpu::subgroup_device_with_chunk(max_chunk).unwrap().expect("a GPU");
+        let mut v = random_g2_bases(n, rng.gen());
+        v[1] = G2Affine::identity();
+        v[4] = v[2];
+        v[6] = -v[5];
+        if bad {
+            let at = rng.gen_range(0..n);
+            v[at] = testing::g2_with_torsion(rng.gen_range(0..testing::G2_PRIMES), &mut rng).0;
+        }
+        let mut k = [0u8; 32];
+        rng.fill(&mut k);
+        let key = Key::fixed(k);
+        let sums = dev.g2(&v, &key.words(), subgroup::stream_of(4, 0), groups, buckets).unwrap();
+        let on_device = subgroup::combinations_from_sums::<C2>(&sums, digits);
+        let on_host = subgroup::host_combinations::<C2>(&v, &key, 4, digits);
+        assert!(on_device == on_host, "G2 n {n} chunk {max_chunk}: device and host combinations differ");
+        assert_eq!(subgroup::all_in_group::<C2>(&on_device), !bad, "G2 n {n}: verdict");
+        eprintln!("G2 n {n} chunk {max_chunk} bad {bad}: equal");
+    }
+}

@@ -68,6 +68,19 @@ struct CheckArgs {
     /// Threads that decode and check [default: SUPRASEAL_C2_LOAD_THREADS, else every core].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     threads: Option<u64>,
+    /// Where the batched subgroup check runs: auto (GPU 0 when usable), cpu
+    /// or gpu [default: SUPRASEAL_C2_LOAD_CHECK, else auto].
+    #[arg(long, value_name = "WHERE")]
+    check_on: Option<supraseal_c2::config::CheckOn>,
+}
+
+/// Bytes in GiB, or MiB below 1 GiB.
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
 }
 
 fn check(args: CheckArgs) -> Result<bool> {
@@ -91,7 +104,11 @@ fn check(args: CheckArgs) -> Result<bool> {
     };
     let cpu0 = supraseal_c2_cli::bench::cpu_seconds();
     let t = Instant::now();
-    let loaded = Srs::load_with(&args.file, &LoadOptions { threads, progress: Some(&progress) });
+    let check_on = match args.check_on {
+        Some(on) => on,
+        None => supraseal_c2::config::load_check().map_err(|e| anyhow::anyhow!(e.message))?,
+    };
+    let loaded = Srs::load_with(&args.file, &LoadOptions { threads, check_on: Some(check_on), progress: Some(&progress) });
     let wall = t.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let (srs, report) = match loaded {
@@ -103,12 +120,23 @@ fn check(args: CheckArgs) -> Result<bool> {
     };
     println!("{}: valid params file", args.file.display());
     println!("  shape        h {} · l {} · a {} · b_g1 {} · b_g2 {} points (domain 2^{})", srs.h.len(), srs.l.len(), srs.a.len(), srs.b_g1.len(), srs.b_g2.len(), srs.lg_domain_size());
-    println!("  size         {} bytes ({:.2} GiB), {} points", report.bytes, report.bytes as f64 / (1u64 << 30) as f64, report.points);
+    println!("  size         {} bytes ({}), {} points", report.bytes, human(report.bytes), report.points);
     println!("  wall         {wall:.2} s ({:.2} GB/s) on {} threads", report.bytes as f64 / 1e9 / wall, report.threads);
     println!("    decode     {:.2} s (read, canonical encoding, on the curve)", report.decode_s);
-    println!("    subgroup   {:.2} s (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::srs::subgroup::ROUNDS);
+    println!("    subgroup   {:.2} s after the decode (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::srs::subgroup::ROUNDS);
+    match &report.device {
+        Some(d) => println!(
+            "    on {d}   {:.2} s of bucket sums, overlapped with the decode{}",
+            report.device_s,
+            match report.cpu_fallbacks {
+                0 => String::new(),
+                k => format!("; {k} vector(s) checked on the CPU instead (see the log)"),
+            }
+        ),
+        None => println!("    on the CPU (no GPU, or --check-on cpu)"),
+    }
     println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
-    println!("  peak RSS     {:.2} GiB (process high-water mark; the points take {:.2} GiB)", supraseal_c2_cli::bench::peak_rss() as f64 / (1u64 << 30) as f64, report.bytes as f64 / (1u64 << 30) as f64);
+    println!("  peak RSS     {} (process high-water mark; the points take {})", human(supraseal_c2_cli::bench::peak_rss()), human(report.bytes));
     Ok(true)
 }
 

@@ -299,7 +299,7 @@ fn a_file_truncated_or_rewritten_during_the_load_is_an_error() {
     let path = scratch("shrinks.params", &bytes);
     let once = std::sync::Once::new();
     let shrink = |_: u64, _: u64| once.call_once(|| std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(1000).unwrap());
-    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&shrink) }).unwrap_err();
+    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&shrink), ..Default::default() }).unwrap_err();
     assert_eq!(e.code, libc::EIO, "{}", e.message);
     assert!(e.message.contains("truncated or replaced during the load"), "{}", e.message);
 
@@ -311,7 +311,7 @@ fn a_file_truncated_or_rewritten_during_the_load_is_an_error() {
             std::fs::write(&path, &bytes).unwrap();
         })
     };
-    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&rewrite) }).unwrap_err();
+    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&rewrite), ..Default::default() }).unwrap_err();
     assert_eq!(e.code, libc::EIO, "{}", e.message);
     assert!(e.message.contains("changed while it was being loaded"), "{}", e.message);
     // The same rewrite with the modification time put back: the inode change time still moves.
@@ -326,8 +326,8 @@ fn a_file_truncated_or_rewritten_during_the_load_is_an_error() {
             f.set_modified(mtime).unwrap();
         })
     };
-    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&rewrite_keep_mtime) }).unwrap_err();
+    let e = Srs::load_with(&path, &LoadOptions { threads: Some(1), progress: Some(&rewrite_keep_mtime), ..Default::default() }).unwrap_err();
     assert_eq!(e.code, libc::EIO, "{}", e.message);
     // Untouched, the same file loads.
-    assert!(Srs::load_with(&path, &LoadOptions { threads: Some(2), progress: None }).is_ok());
+    assert!(Srs::load_with(&path, &LoadOptions { threads: Some(2), progress: None, ..Default::default() }).is_ok());
 }

@@ -45,6 +45,11 @@ const KERNELS: &[&str] = &[
     "msm_fixup_g2",
     "msm_bucket_segments_g1",
     "msm_bucket_segments_g2",
+    "subgroup_bucket_keys",
+    "bucket_histogram",
+    "bucket_scatter",
+    "g1_add_tables",
+    "g2_add_tables",
 ];
 
 /// Converts a driver error into our error: the CUDA error number as code and
@@ -326,9 +331,9 @@ impl Gpu {
 /// fault-injected) allocation returns.
 pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
 
-/// Device allocations made so far in phase 1 and phase 2 (process-wide),
+/// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
 /// for `SUPRASEAL_C2_FAULT_ALLOC`.
-static ALLOCS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static ALLOCS: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// Restarts the allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
 /// refers to (tests).
@@ -369,13 +374,22 @@ pub struct Exec {
     pub gpu: Arc<Gpu>,
     pub stream: Arc<CudaStream>,
     pub settings: Settings,
+    /// The phase its allocations count in (`SUPRASEAL_C2_FAULT_ALLOC`).
+    phase: FaultPhase,
 }
 
 impl Exec {
-    /// A new stream on `gpu`.
+    /// A new stream on `gpu` for a proving call's phase 2.
     pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
         let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings })
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2 })
+    }
+
+    /// A new stream on `gpu` for a params load, whose allocations count
+    /// apart from the proving calls' (`N@load`).
+    pub fn for_load(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
+        let stream = gpu.new_stream()?;
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load })
     }
 
     /// The kernel `name` (one of `KERNELS`).
@@ -386,7 +400,7 @@ impl Exec {
     /// Copies `host` to a new device buffer (a phase-2 allocation, from the
     /// device's compute pool on this call's stream).
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
-        check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, std::mem::size_of_val(host), what)?;
+        check_alloc(&self.gpu, &self.settings, self.phase, std::mem::size_of_val(host), what)?;
         // SAFETY: every element is written by the copy before any read.
         let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, host.len(), what) }?;
         self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
@@ -399,7 +413,7 @@ impl Exec {
         n: usize,
         what: &str,
     ) -> Result<CudaSlice<T>> {
-        check_alloc(&self.gpu, &self.settings, FaultPhase::Phase2, n.max(1) * std::mem::size_of::<T>(), what)?;
+        check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
         // SAFETY: zeroed below before any read.
         let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, n.max(1), what) }?;
         self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;

@@ -17,6 +17,8 @@ pub mod msm;
 pub mod ntt;
 #[cfg(supraseal_gpu)]
 pub mod stage;
+#[cfg(supraseal_gpu)]
+pub mod subgroup;
 pub mod tuning;
 
 pub use tuning::{MsmProfile, MsmTuning};
@@ -67,6 +69,72 @@ pub fn device_count() -> usize {
     #[cfg(not(supraseal_gpu))]
     {
         0
+    }
+}
+
+/// A device that computes the bucket sums of the params loader's subgroup
+/// check ([`subgroup::bucket_sums`]; the host forms and checks the rounds).
+pub trait BucketSums: Send + Sync {
+    /// Which device, for logs (e.g. `GPU 0`).
+    fn name(&self) -> String;
+    /// G1 bucket sums, `groups · buckets` points, group-major.
+    fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G1Projective>>;
+    /// G2 bucket sums, as [`BucketSums::g1`].
+    fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G2Projective>>;
+}
+
+/// GPU 0 for the params loader's subgroup check: `Ok(None)` when this build
+/// has no kernels or no device is usable. Errors: a CUDA error number when
+/// the device cannot be opened, `EINVAL` for a malformed switch
+/// (`SUPRASEAL_C2_VRAM_LIMIT_MB`, `SUPRASEAL_C2_FAULT_ALLOC`).
+pub fn subgroup_device() -> Result<Option<Box<dyn BucketSums>>> {
+    #[cfg(supraseal_gpu)]
+    {
+        subgroup_device_with_chunk(subgroup::MAX_CHUNK)
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        Ok(None)
+    }
+}
+
+/// [`subgroup_device`] with vectors sent in chunks of at most `max_chunk`
+/// points (tests of the chunking).
+#[doc(hidden)]
+pub fn subgroup_device_with_chunk(max_chunk: usize) -> Result<Option<Box<dyn BucketSums>>> {
+    #[cfg(supraseal_gpu)]
+    {
+        if device::device_count() == 0 {
+            return Ok(None);
+        }
+        let settings = crate::config::Settings::from_env()?;
+        let exec = device::Exec::for_load(device::device(0)?, settings)?;
+        Ok(Some(Box::new(LoadDevice { exec, max_chunk })))
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        let _ = max_chunk;
+        Ok(None)
+    }
+}
+
+/// One stream on GPU 0, for params loads (allocations counted as `N@load`).
+#[cfg(supraseal_gpu)]
+struct LoadDevice {
+    exec: device::Exec,
+    max_chunk: usize,
+}
+
+#[cfg(supraseal_gpu)]
+impl BucketSums for LoadDevice {
+    fn name(&self) -> String {
+        format!("GPU {}", self.exec.gpu.ordinal)
+    }
+    fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G1Projective>> {
+        subgroup::bucket_sums::<msm::G1>(&self.exec, points, key, first_stream, groups, buckets, self.max_chunk)
+    }
+    fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G2Projective>> {
+        subgroup::bucket_sums::<msm::G2>(&self.exec, points, key, first_stream, groups, buckets, self.max_chunk)
     }
 }
 

@@ -4,7 +4,7 @@
 //! the host.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig, PushKernelArg};
 use group::Group;
 
 use super::device::{cuda_err, grid, Exec};
@@ -42,6 +42,7 @@ pub trait DeviceGroup {
     const MERGE: &'static str;
     const FIXUP: &'static str;
     const SEGMENTS: &'static str;
+    const ADD_TABLES: &'static str;
     /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
     fn from_jacobian(words: &[u64]) -> Self::Projective;
 }
@@ -62,6 +63,7 @@ impl DeviceGroup for G1 {
     const MERGE: &'static str = "msm_merge_partials_g1";
     const FIXUP: &'static str = "msm_fixup_g1";
     const SEGMENTS: &'static str = "msm_bucket_segments_g1";
+    const ADD_TABLES: &'static str = "g1_add_tables";
     fn from_jacobian(w: &[u64]) -> G1Projective {
         let mut p = blst::blst_p1::default();
         p.x.l.copy_from_slice(&w[0..6]);
@@ -83,6 +85,7 @@ impl DeviceGroup for G2 {
     const MERGE: &'static str = "msm_merge_partials_g2";
     const FIXUP: &'static str = "msm_fixup_g2";
     const SEGMENTS: &'static str = "msm_bucket_segments_g2";
+    const ADD_TABLES: &'static str = "g2_add_tables";
     fn from_jacobian(w: &[u64]) -> G2Projective {
         let mut p = blst::blst_p2::default();
         for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {
@@ -127,8 +130,170 @@ fn pick(levels: &mut [Partials; 3], from: usize, to: usize) -> (&Partials, &mut 
     }
 }
 
+/// The partial sums of the accumulation (level 0, one slot per launched
+/// thread) and two ping-pong buffers for the merge levels (the first merge
+/// level is the largest), for accumulations of at most `threads` threads in
+/// blocks of `block`.
+pub(crate) struct Levels {
+    parts: [Partials; 3],
+    block: u32,
+}
+
+impl Levels {
+    pub(crate) fn alloc<G: DeviceGroup>(gpu: &Exec, threads: usize, block: u32) -> Result<Self> {
+        let padded_threads = threads.div_ceil(block as usize) * block as usize;
+        let merge_threads = (2 * threads).div_ceil(MERGE_K as usize);
+        Ok(Levels {
+            parts: [
+                Partials::alloc::<G>(gpu, padded_threads)?,
+                Partials::alloc::<G>(gpu, merge_threads)?,
+                Partials::alloc::<G>(gpu, merge_threads.div_ceil(MERGE_K as usize / 2).max(1))?,
+            ],
+            block,
+        })
+    }
+}
+
+/// The counting sort of up to `n` points into `buckets` buckets: a
+/// histogram into `counts` (filled by the caller's kernel), [`SortBuffers::scan`],
+/// then a scatter through `cursors` into `idx`/`keys` (the caller's kernel).
+pub(crate) struct SortBuffers {
+    pub counts: CudaSlice<u32>,
+    pub starts: CudaSlice<u32>,
+    pub cursors: CudaSlice<u32>,
+    /// Set by msm_scan: some bucket holds more than MERGE_ABOVE_PARTIALS · K
+    /// points, so the merge levels run (else they return at once).
+    pub big: CudaSlice<u32>,
+    pub idx: CudaSlice<u32>,
+    pub keys: CudaSlice<u32>,
+    pub buckets: u32,
+}
+
+impl SortBuffers {
+    pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32) -> Result<Self> {
+        Ok(SortBuffers {
+            counts: gpu.zeros::<u32>(buckets as usize, "alloc counts")?,
+            starts: gpu.zeros::<u32>(buckets as usize + 1, "alloc starts")?,
+            cursors: gpu.zeros::<u32>(buckets as usize, "alloc cursors")?,
+            big: gpu.zeros::<u32>(1, "alloc merge flag")?,
+            idx: gpu.zeros::<u32>(n, "alloc indices")?,
+            keys: gpu.zeros::<u32>(n, "alloc keys")?,
+            buckets,
+        })
+    }
+
+    /// Bucket starts and scatter cursors from the counts, and the merge flag
+    /// for accumulation threads of `k` points.
+    pub(crate) fn scan(&mut self, gpu: &Exec, k: u32) -> Result<()> {
+        let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
+        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scan"));
+        l.arg(&self.counts).arg(&mut self.starts).arg(&mut self.cursors).arg(&self.buckets).arg(&big_points).arg(&mut self.big);
+        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t, uint32_t, uint32_t*);
+        // buckets, buckets+1, buckets elements and one flag.
+        unsafe { l.launch(one_block) }.map_err(cuda_err("msm_scan"))?;
+        Ok(())
+    }
+
+    pub(crate) fn sorted(&self) -> Sorted<'_> {
+        Sorted { idx: &self.idx, keys: &self.keys, starts: &self.starts, big: &self.big, buckets: self.buckets }
+    }
+}
+
+/// Bases sorted by bucket (a counting sort on the device): `idx[p]` is the
+/// base at sorted position p and `keys[p]` its bucket (1 ≤ key < `buckets`;
+/// bucket 0 is never listed), `starts[d]` the first position of bucket d
+/// (`starts[buckets]` the total), `big` msm_scan's flag (some bucket holds
+/// more than MERGE_ABOVE_PARTIALS · K points).
+pub(crate) struct Sorted<'a> {
+    pub idx: &'a CudaSlice<u32>,
+    pub keys: &'a CudaSlice<u32>,
+    pub starts: &'a CudaSlice<u32>,
+    pub big: &'a CudaSlice<u32>,
+    pub buckets: u32,
+}
+
+/// Writes each bucket's sum of its sorted bases into `bucket_row` (one xyzz
+/// point per bucket, `sorted.buckets` of them; a bucket with no base is left
+/// as it was): threads of `k` sorted points each, the merge levels where a
+/// bucket spans many threads, then one fix-up thread per bucket. `mark`
+/// times the accumulation and the merge/fix-up into a profile.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn accumulate_sorted<G: DeviceGroup>(
+    gpu: &Exec,
+    d_bases: &CudaSlice<u64>,
+    sorted: &Sorted<'_>,
+    k: u32,
+    threads: usize,
+    levels: &mut Levels,
+    bucket_row: &mut CudaViewMut<'_, u64>,
+    mark: &mut impl FnMut(fn(&mut MsmProfile) -> &mut f64) -> Result<()>,
+) -> Result<()> {
+    let Sorted { idx, keys, starts, big, buckets: nb } = *sorted;
+    let block = levels.block;
+    let levels = &mut levels.parts;
+    let padded_threads = threads.div_ceil(block as usize) * block as usize;
+    assert!(levels[0].head_keys.len() >= padded_threads, "accumulate: more threads than level-0 slots");
+    let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::ACCUMULATE));
+    l.arg(d_bases)
+        .arg(idx)
+        .arg(keys)
+        .arg(starts)
+        .arg(&nb)
+        .arg(&k)
+        .arg(&threads)
+        .arg(&mut *bucket_row)
+        .arg(&mut levels[0].heads)
+        .arg(&mut levels[0].head_keys)
+        .arg(&mut levels[0].tails)
+        .arg(&mut levels[0].tail_keys);
+    // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
+    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::ACCUMULATE))?;
+    mark(|p| &mut p.accumulate_ms)?;
+
+    // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
+    // (every bucket's share is then summed by log levels, however skewed
+    // the scalars), then one fix-up thread per bucket.
+    let (mut from, mut entries) = (0usize, 2 * threads);
+    while entries > MERGE_FINAL_ENTRIES {
+        let to = if from == 1 { 2 } else { 1 };
+        let out_threads = entries.div_ceil(MERGE_K as usize);
+        let (input, output) = pick(levels, from, to);
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::MERGE));
+        l.arg(&input.heads)
+            .arg(&input.head_keys)
+            .arg(&input.tails)
+            .arg(&input.tail_keys)
+            .arg(&entries)
+            .arg(&MERGE_K)
+            .arg(&out_threads)
+            .arg(&mut *bucket_row)
+            .arg(&mut output.heads)
+            .arg(&mut output.head_keys)
+            .arg(&mut output.tails)
+            .arg(&mut output.tail_keys)
+            .arg(big);
+        let cfg = LaunchConfig { grid_dim: (out_threads.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
+        // slots) entries, writes out_threads ≤ output slots (sized for the
+        // first merge level, the largest).
+        unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE))?;
+        (from, entries) = (to, 2 * out_threads);
+    }
+    let (first, last) = (&levels[0], &levels[from]);
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
+    l.arg(&mut *bucket_row).arg(&nb).arg(starts).arg(&k);
+    l.arg(&first.heads).arg(&first.head_keys).arg(&first.tails).arg(&first.tail_keys);
+    l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(big);
+    // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
+    // level 0's partials of its positions or the last level's `entries`.
+    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
+    mark(|p| &mut p.fixup_ms)
+}
+
 /// Sums `groups` groups of `per_group` xyzz points into Jacobian points.
-fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G::Projective>> {
+pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G::Projective>> {
     let mut out = gpu.zeros::<u64>(G::JAC_WORDS * groups, "alloc reduce output")?;
     let mut b = gpu.stream.launch_builder(gpu.kernel(G::REDUCE));
     b.arg(points).arg(&per_group).arg(&mut out);
@@ -221,111 +386,32 @@ pub fn msm_resident<G: DeviceGroup>(
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_from_montgomery"))?;
     mark(|p| &mut p.convert_ms)?;
 
-    let mut counts = gpu.zeros::<u32>(nb as usize, "alloc counts")?;
-    let mut starts = gpu.zeros::<u32>(nb as usize + 1, "alloc starts")?;
-    let mut cursors = gpu.zeros::<u32>(nb as usize, "alloc cursors")?;
-    // Set per window by msm_scan: some bucket holds more than big_points
-    // points, so the merge levels run (else they return at once).
-    let mut big = gpu.zeros::<u32>(1, "alloc merge flag")?;
-    let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
-    let mut idx = gpu.zeros::<u32>(n, "alloc indices")?;
-    let mut keys = gpu.zeros::<u32>(n, "alloc keys")?;
+    let mut sort = SortBuffers::alloc(gpu, n, nb)?;
     // Row w holds window w's buckets (zeroed once: every bucket is written by
     // its window's accumulation or stays the identity).
     let row = G::XYZZ_WORDS * nb as usize;
     let mut buckets = gpu.zeros::<u64>(row * windows as usize, "alloc buckets")?;
-    let padded_threads = threads.div_ceil(block as usize) * block as usize;
-    // Partial sums: level 0 (one slot per accumulation thread), then two
-    // ping-pong buffers for the merge levels (the first merge level is the largest).
-    let merge_threads = (2 * threads).div_ceil(MERGE_K as usize);
-    let mut levels = [
-        Partials::alloc::<G>(gpu, padded_threads)?,
-        Partials::alloc::<G>(gpu, merge_threads)?,
-        Partials::alloc::<G>(gpu, merge_threads.div_ceil(MERGE_K as usize / 2).max(1))?,
-    ];
+    let mut levels = Levels::alloc::<G>(gpu, threads, block)?;
     // Every window's segment sums, reduced once at the end (no per-window wait).
     let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
     let seg_cfg = grid((windows * segments) as usize);
-    let accumulate = G::ACCUMULATE;
-    let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
 
     for w in 0..windows {
-        gpu.stream.memset_zeros(&mut counts).map_err(cuda_err("memset counts"))?;
+        gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_histogram"));
-        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut counts);
+        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.counts);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
-
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scan"));
-        l.arg(&counts).arg(&mut starts).arg(&mut cursors).arg(&nb).arg(&big_points).arg(&mut big);
-        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t, uint32_t, uint32_t*);
-        // nb, nb+1, nb elements and one flag.
-        unsafe { l.launch(one_block) }.map_err(cuda_err("msm_scan"))?;
-
+        sort.scan(gpu, k)?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scatter"));
-        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut cursors).arg(&mut idx).arg(&mut keys);
+        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
         // at most n positions are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
-        let mut l = gpu.stream.launch_builder(gpu.kernel(accumulate));
-        l.arg(d_bases)
-            .arg(&idx)
-            .arg(&keys)
-            .arg(&starts)
-            .arg(&nb)
-            .arg(&k)
-            .arg(&threads)
-            .arg(&mut bucket_row)
-            .arg(&mut levels[0].heads)
-            .arg(&mut levels[0].head_keys)
-            .arg(&mut levels[0].tails)
-            .arg(&mut levels[0].tail_keys);
-        // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-        unsafe { l.launch(acc_cfg) }.map_err(cuda_err(accumulate))?;
-        mark(|p| &mut p.accumulate_ms)?;
-
-        // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
-        // (every bucket's share is then summed by log levels, however skewed
-        // the scalars), then one fix-up thread per bucket.
-        let (mut from, mut entries) = (0usize, 2 * threads);
-        while entries > MERGE_FINAL_ENTRIES {
-            let to = if from == 1 { 2 } else { 1 };
-            let out_threads = entries.div_ceil(MERGE_K as usize);
-            let (input, output) = pick(&mut levels, from, to);
-            let mut l = gpu.stream.launch_builder(gpu.kernel(G::MERGE));
-            l.arg(&input.heads)
-                .arg(&input.head_keys)
-                .arg(&input.tails)
-                .arg(&input.tail_keys)
-                .arg(&entries)
-                .arg(&MERGE_K)
-                .arg(&out_threads)
-                .arg(&mut bucket_row)
-                .arg(&mut output.heads)
-                .arg(&mut output.head_keys)
-                .arg(&mut output.tails)
-                .arg(&mut output.tail_keys)
-                .arg(&big);
-            let cfg = LaunchConfig { grid_dim: (out_threads.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
-            // slots) entries, writes out_threads ≤ output slots (sized for the
-            // first merge level, the largest).
-            unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE))?;
-            (from, entries) = (to, 2 * out_threads);
-        }
-        let (first, last) = (&levels[0], &levels[from]);
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
-        l.arg(&mut bucket_row).arg(&nb).arg(&starts).arg(&k);
-        l.arg(&first.heads).arg(&first.head_keys).arg(&first.tails).arg(&first.tail_keys);
-        l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(&big);
-        // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
-        // level 0's partials of its positions or the last level's `entries`.
-        unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
-        mark(|p| &mut p.fixup_ms)?;
+        accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, &mut levels, &mut bucket_row, &mut mark)?;
     }
     let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
     l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&windows).arg(&mut seg_out);

@@ -140,7 +140,7 @@ impl Srs {
     /// `ENOMEM` (the points do not fit in host memory).
     pub fn load(path: &Path) -> Result<Srs> {
         let threads = crate::config::load_threads()?;
-        Srs::load_with(path, &LoadOptions { threads, progress: None }).map(|(srs, _)| srs)
+        Srs::load_with(path, &LoadOptions { threads, ..Default::default() }).map(|(srs, _)| srs)
     }
 
     /// Reads and validates a params file with the given threads and progress
@@ -179,7 +179,11 @@ impl Srs {
             return Err(Error::invalid(format!("{}: {what}", path.display())));
         }
         let src = read::File { file: &file, path, len: meta.len() };
-        let (srs, report) = in_pool(opts.threads, || read::load(&src, path, opts.progress))?;
+        let check_on = match opts.check_on {
+            Some(on) => on,
+            None => crate::config::load_check()?,
+        };
+        let (srs, report) = in_pool(opts.threads, || read::load(&src, path, check_on, opts.progress))?;
         // A rewrite in place that kept the size is caught here: the points
         // read may mix two versions of the file. The inode change time
         // catches a rewrite that restored the modification time.
@@ -202,8 +206,11 @@ impl Srs {
             threads = report.threads,
             decode_s = report.decode_s,
             check_s = report.check_s,
+            check_device = report.device.as_deref().unwrap_or("none (CPU)"),
+            device_s = report.device_s,
+            cpu_fallbacks = report.cpu_fallbacks,
             gb_per_s = report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9),
-            "params file loaded: read and decoded, then subgroup-checked in batches"
+            "params file loaded: read and decoded, then subgroup-checked in batches (on the device overlapped with the decode)"
         );
         Ok((srs, report))
     }
@@ -218,7 +225,7 @@ impl Srs {
         if bytes.is_empty() {
             return Err(Error::invalid(format!("{}: params file is empty", path.display())));
         }
-        read::load(&read::Memory(bytes), path, None).map(|(srs, _)| srs)
+        read::load(&read::Memory(bytes), path, crate::config::CheckOn::Cpu, None).map(|(srs, _)| srs)
     }
 }
 

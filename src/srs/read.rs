@@ -14,10 +14,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use blstrs::{G1Affine, G2Affine};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use rayon::prelude::*;
 
 use super::subgroup::{self, Key, Subgroup};
+use crate::config::CheckOn;
+use crate::gpu::BucketSums;
 use super::{decode_g1, decode_g2, decode_g1_on_curve, decode_g2_on_curve, Srs, G1_BYTES, G2_BYTES};
 use crate::cpu::msm;
 use crate::error::{code, try_vec, Error, Result};
@@ -83,12 +85,14 @@ impl Source for Memory<'_> {
     }
 }
 
-/// How to load: threads and a progress callback.
+/// How to load: threads, where to check, and a progress callback.
 #[derive(Default)]
 pub struct LoadOptions<'a> {
     /// Threads that decode and check (`None`: rayon's global pool, or
     /// `SUPRASEAL_C2_LOAD_THREADS` where the ABI loads).
     pub threads: Option<usize>,
+    /// Where the subgroup check runs (`None`: `SUPRASEAL_C2_LOAD_CHECK`, auto by default).
+    pub check_on: Option<CheckOn>,
     /// Called with (bytes decoded so far, file size) as chunks complete.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
@@ -104,8 +108,15 @@ pub struct LoadReport {
     pub threads: usize,
     /// Seconds reading and decoding (canonical encoding, on the curve).
     pub decode_s: f64,
-    /// Seconds in the batched subgroup check.
+    /// Seconds of subgroup check after the decode ended (the part not
+    /// overlapped with it).
     pub check_s: f64,
+    /// The device that computed bucket sums (`None`: all on the CPU).
+    pub device: Option<String>,
+    /// Seconds the device spent on bucket sums, overlapped with the decode.
+    pub device_s: f64,
+    /// Vectors checked on the CPU because the device could not check them.
+    pub cpu_fallbacks: usize,
 }
 
 /// Points per read-and-decode task (1.5 MiB of G1, 3 MiB of G2 bytes).
@@ -172,8 +183,51 @@ impl<S: Source> Layout<'_, S> {
     }
 }
 
-/// Loads `src` (named `path` in messages) on the current rayon pool.
-pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<(Srs, LoadReport)> {
+/// Vectors at least this long go to the device when one checks (shorter
+/// ones cost more to ship than to check here).
+const DEVICE_MIN: usize = 1 << 16;
+/// Ternary digits per group on the device: 3⁸ buckets, 11 groups.
+const DEVICE_DIGITS: u32 = 8;
+
+/// A decoded vector on its way through the device check, and back.
+enum Vector {
+    G1(Vec<G1Affine>),
+    G2(Vec<G2Affine>),
+}
+
+/// The device's bucket sums of one vector.
+enum Sums {
+    G1(Vec<G1Projective>),
+    G2(Vec<G2Projective>),
+}
+
+/// What the device did with one vector: (section number, the vector, its
+/// bucket sums or the error, seconds).
+type DeviceResult = (u64, Vector, Result<Sums>, f64);
+
+/// The device to check on, if any, for `on`. Errors: with `Gpu`, `ENODEV`
+/// when no GPU is usable and the device's error when it cannot be opened.
+fn checker(on: CheckOn, path: &Path) -> Result<Option<Box<dyn BucketSums>>> {
+    match on {
+        CheckOn::Cpu => Ok(None),
+        CheckOn::Gpu => crate::gpu::subgroup_device()?.map(Some).ok_or_else(|| {
+            Error::no_device(format!(
+                "{}: the subgroup check was asked to run on the GPU (SUPRASEAL_C2_LOAD_CHECK=gpu or --check-on gpu) but no GPU is usable{}",
+                path.display(),
+                if crate::gpu::BUILT_WITH_KERNELS { "" } else { " (this build has no GPU kernels)" }
+            ))
+        }),
+        CheckOn::Auto => crate::gpu::subgroup_device().or_else(|e| {
+            tracing::warn!(target: "supraseal_c2::srs", error = %e.message, "GPU not usable for the params check: checking on the CPU");
+            Ok(None)
+        }),
+    }
+}
+
+/// Loads `src` (named `path` in messages) on the current rayon pool. With a
+/// device to check on, each large vector's bucket sums are computed there by
+/// one thread while the next vector decodes here.
+pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<(Srs, LoadReport)> {
     let t0 = Instant::now();
     let mut lay = Layout { src, path, pos: 0 };
     let alpha_g1 = lay.g1("alpha_g1")?;
@@ -192,6 +246,9 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
     if g1_sections[0].count == 0 {
         return Err(located(path, "h", g1_sections[0].count_at, "the h section is empty (no evaluation domain)"));
     }
+    let device = checker(check_on, path)?;
+    // Secret, and drawn per load: a file cannot be made against the digits.
+    let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
 
     let vectors = (ic.count + g1_sections.iter().map(|s| s.count).sum::<usize>()) as u64 * G1_BYTES as u64 + b_g2.count as u64 * G2_BYTES as u64;
     let done = AtomicU64::new(lay.pos - vectors);
@@ -202,26 +259,117 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, progress: Option<&(dyn Fn(u6
         }
     };
     let ic_points = decode_section(src, path, &ic, G1_BYTES, decode_g1_on_curve, &tick)?;
-    let mut g1 = Vec::with_capacity(4);
-    for s in &g1_sections {
-        g1.push(decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?);
-    }
-    let g2 = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
-    let decode_s = t0.elapsed().as_secs_f64();
+    let mut g1: Vec<Option<Vec<G1Affine>>> = Vec::with_capacity(4);
+    let mut g2 = None;
+    let mut decode_s = 0.0;
+    let words = key.words();
+    let on_device: Vec<DeviceResult> = std::thread::scope(|scope| -> Result<Vec<DeviceResult>> {
+        let (tx, rx) = std::sync::mpsc::channel::<(u64, Vector)>();
+        let worker = device.as_deref().map(|dev| {
+            scope.spawn(move || {
+                let groups = subgroup::groups_for(DEVICE_DIGITS);
+                let buckets = 3u32.pow(DEVICE_DIGITS);
+                rx.into_iter()
+                    .map(|(section, v)| {
+                        let t = Instant::now();
+                        let first = subgroup::stream_of(section, 0);
+                        let sums = match &v {
+                            Vector::G1(p) => dev.g1(p, &words, first, groups, buckets).map(Sums::G1),
+                            Vector::G2(p) => dev.g2(p, &words, first, groups, buckets).map(Sums::G2),
+                        };
+                        (section, v, sums, t.elapsed().as_secs_f64())
+                    })
+                    .collect::<Vec<DeviceResult>>()
+            })
+        });
+        // A send fails only if the worker panicked (its vectors are then
+        // lost), which the join below reports.
+        let use_device = worker.is_some();
+        for (i, s) in g1_sections.iter().enumerate() {
+            let v = decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?;
+            if v.len() >= DEVICE_MIN && use_device {
+                let _ = tx.send((i as u64, Vector::G1(v)));
+                g1.push(None);
+            } else {
+                g1.push(Some(v));
+            }
+        }
+        let v = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
+        if v.len() >= DEVICE_MIN && use_device {
+            let _ = tx.send((4, Vector::G2(v)));
+        } else {
+            g2 = Some(v);
+        }
+        decode_s = t0.elapsed().as_secs_f64();
+        drop(tx);
+        match worker {
+            None => Ok(Vec::new()),
+            Some(w) => w.join().map_err(|_| Error::new(code::EIO, format!("{}: the device subgroup-check thread panicked", path.display()))),
+        }
+    })?;
 
     let t1 = Instant::now();
-    let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
     check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)?;
     drop(ic_points);
-    for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
-        check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
+    let device_s = on_device.iter().map(|r| r.3).sum();
+    let mut cpu_fallbacks = 0;
+    for (section, v, sums, _) in on_device {
+        let (ran, passed) = match sums {
+            Ok(Sums::G1(s)) => (true, subgroup::all_in_group::<msm::G1>(&subgroup::combinations_from_sums::<msm::G1>(&s, DEVICE_DIGITS))),
+            Ok(Sums::G2(s)) => (true, subgroup::all_in_group::<msm::G2>(&subgroup::combinations_from_sums::<msm::G2>(&s, DEVICE_DIGITS))),
+            Err(e) => {
+                tracing::warn!(target: "supraseal_c2::srs", section, error = %e.message, "device subgroup check failed to run: checking this vector on the CPU");
+                cpu_fallbacks += 1;
+                (false, false)
+            }
+        };
+        // A vector the device did not pass is checked here, which names its
+        // bad point; the host's verdict is the one that counts.
+        let recheck = |ok: Result<()>| {
+            if ok.is_ok() && ran {
+                tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
+            }
+            ok
+        };
+        match v {
+            Vector::G1(p) => {
+                if !passed {
+                    recheck(check::<msm::G1>(path, &g1_sections[section as usize], &p, G1_BYTES, &key, section))?;
+                }
+                g1[section as usize] = Some(p);
+            }
+            Vector::G2(p) => {
+                if !passed {
+                    recheck(check::<msm::G2>(path, &b_g2, &p, G2_BYTES, &key, section))?;
+                }
+                g2 = Some(p);
+            }
+        }
     }
-    check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4)?;
+    let g1: Vec<Vec<G1Affine>> = g1.into_iter().map(|v| v.expect("every G1 vector decoded and back")).collect();
+    let g2 = g2.expect("b_g2 decoded and back");
+    for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
+        if v.len() < DEVICE_MIN || device.is_none() {
+            check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
+        }
+    }
+    if g2.len() < DEVICE_MIN || device.is_none() {
+        check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4)?;
+    }
     let check_s = t1.elapsed().as_secs_f64();
 
     let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = g1.try_into().expect("four G1 sections");
     let points = 6 + ic.count as u64 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
-    let report = LoadReport { bytes: src.len(), points, threads: rayon::current_num_threads(), decode_s, check_s };
+    let report = LoadReport {
+        bytes: src.len(),
+        points,
+        threads: rayon::current_num_threads(),
+        decode_s,
+        check_s,
+        device: device.as_ref().map(|d| d.name()),
+        device_s,
+        cpu_fallbacks,
+    };
     let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2);
     Ok((srs, report))
 }

@@ -41,7 +41,7 @@
 //! 2019/814, and Scott, ePrint 2021/1130, for the per-point checks it batches).
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use group::Group;
+use group::{Curve as _, Group};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -83,6 +83,8 @@ pub trait Subgroup: Curve {
     type Raw: super::buckets::Affine + PartialEq;
     fn raw(p: &[Self::Affine]) -> &[Self::Raw];
     fn from_raw(p: Self::Raw) -> Self::Affine;
+    /// Affine forms of projective points (one batched inversion).
+    fn normalize(p: &[Self::Projective]) -> Vec<Self::Affine>;
 }
 
 impl Subgroup for msm::G1 {
@@ -98,6 +100,11 @@ impl Subgroup for msm::G1 {
     fn raw(p: &[G1Affine]) -> &[blst::blst_p1_affine] {
         // SAFETY: G1Affine is repr(transparent) over blst_p1_affine.
         unsafe { std::slice::from_raw_parts(p.as_ptr().cast(), p.len()) }
+    }
+    fn normalize(p: &[G1Projective]) -> Vec<G1Affine> {
+        let mut out = vec![G1Affine::default(); p.len()];
+        G1Projective::batch_normalize(p, &mut out);
+        out
     }
     fn from_raw(p: blst::blst_p1_affine) -> G1Affine {
         // SAFETY: as above; the sums of subgroup candidates are curve points.
@@ -118,6 +125,11 @@ impl Subgroup for msm::G2 {
     fn raw(p: &[G2Affine]) -> &[blst::blst_p2_affine] {
         // SAFETY: G2Affine is repr(transparent) over blst_p2_affine.
         unsafe { std::slice::from_raw_parts(p.as_ptr().cast(), p.len()) }
+    }
+    fn normalize(p: &[G2Projective]) -> Vec<G2Affine> {
+        let mut out = vec![G2Affine::default(); p.len()];
+        G2Projective::batch_normalize(p, &mut out);
+        out
     }
     fn from_raw(p: blst::blst_p2_affine) -> G2Affine {
         // SAFETY: as above.
@@ -149,16 +161,32 @@ impl Key {
         Ok(Key(k))
     }
 
+    /// The key as ChaCha's eight state words (little-endian, as rand_chacha
+    /// reads the seed), for the device's copy of the stream.
+    pub fn words(&self) -> [u32; 8] {
+        std::array::from_fn(|i| u32::from_le_bytes(self.0[4 * i..4 * i + 4].try_into().expect("4 bytes")))
+    }
+
     /// A fixed key, for tests that need repeatable digits.
     pub fn fixed(seed: [u8; 32]) -> Key {
         Key(seed)
     }
 }
 
+/// The ChaCha8 stream of `section`'s digits in `group`.
+pub fn stream_of(section: u64, group: usize) -> u64 {
+    section * ROUNDS as u64 + group as u64
+}
+
+/// Groups of `digits` rounds that cover [`ROUNDS`].
+pub fn groups_for(digits: u32) -> usize {
+    ROUNDS.div_ceil(digits as usize)
+}
+
 /// Bucket indices (of `buckets`) of points `first .. first + n` of `section` in `group`.
 fn bucket_indices(key: &Key, section: u64, group: usize, first: usize, buckets: usize, out: &mut [u16]) {
     let mut rng = ChaCha8Rng::from_seed(key.0);
-    rng.set_stream(section * ROUNDS as u64 + group as u64);
+    rng.set_stream(stream_of(section, group));
     rng.set_word_pos(first as u128);
     for b in out.iter_mut() {
         // Multiply-shift: each bucket's probability is within 2⁻³² of
@@ -174,31 +202,66 @@ fn bucket_indices(key: &Key, section: u64, group: usize, first: usize, buckets: 
 fn combinations<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64, first: usize, digits: u32) -> Vec<C::Projective> {
     let n = points.len();
     let buckets = 3usize.pow(digits);
-    let groups = ROUNDS.div_ceil(digits as usize);
+    let groups = groups_for(digits);
     let mut out = Vec::with_capacity(groups * digits as usize);
     let mut index = vec![0u16; n];
     let mut raw_sums = vec![C::Raw::default(); buckets];
     for group in 0..groups {
         bucket_indices(key, section, group, first, buckets, &mut index);
         super::buckets::accumulate::<C::Raw>(C::raw(points), &index, &mut raw_sums);
-        // Bucket 0 has all digits 0: it enters no round.
-        let filled: Vec<usize> = (1..buckets).filter(|&b| !raw_sums[b].eq(&Default::default())).collect();
-        let sums: Vec<C::Affine> = filled.iter().map(|&b| C::from_raw(raw_sums[b])).collect();
-        let mut terms: Vec<&C::Affine> = Vec::with_capacity(2 * filled.len());
-        let mut weight = 1;
-        for _ in 0..digits {
-            terms.clear();
-            for (s, &b) in sums.iter().zip(&filled) {
-                let d = (b / weight) % 3;
-                for _ in 0..d {
-                    terms.push(s);
-                }
-            }
-            out.push(C::sum(&terms));
-            weight *= 3;
-        }
+        let sums: Vec<C::Affine> = raw_sums.iter().map(|&s| C::from_raw(s)).collect();
+        rounds::<C>(&sums, digits, &mut out);
     }
     out
+}
+
+/// Appends the `digits` rounds' Sⱼ = Σ_b digitⱼ(b)·S_b of one group, from
+/// its bucket sums `sums[b]` (b < 3^digits; infinity for an empty bucket).
+fn rounds<C: Subgroup>(sums: &[C::Affine], digits: u32, out: &mut Vec<C::Projective>) {
+    // Bucket 0 has all digits 0: it enters no round. Infinity is all zero.
+    let raw = C::raw(sums);
+    let filled: Vec<usize> = (1..sums.len()).filter(|&b| raw[b] != C::Raw::default()).collect();
+    let mut terms: Vec<&C::Affine> = Vec::with_capacity(2 * filled.len());
+    let mut weight = 1;
+    for _ in 0..digits {
+        terms.clear();
+        for &b in &filled {
+            let d = (b / weight) % 3;
+            for _ in 0..d {
+                terms.push(&sums[b]);
+            }
+        }
+        out.push(C::sum(&terms));
+        weight *= 3;
+    }
+}
+
+/// The combinations of a whole vector from its bucket sums, as the device
+/// computes them: `sums` holds `groups_for(digits)` groups of 3^digits
+/// bucket sums, group-major, with the digits of stream [`stream_of`]
+/// (section, group) from word 0 on. Equal to the host's combinations of the
+/// same vector, key and digits as one range.
+pub fn combinations_from_sums<C: Subgroup>(sums: &[C::Projective], digits: u32) -> Vec<C::Projective> {
+    let buckets = 3usize.pow(digits);
+    assert_eq!(sums.len(), groups_for(digits) * buckets, "bucket sums: groups × buckets");
+    let mut out = Vec::with_capacity(groups_for(digits) * digits as usize);
+    for group in sums.chunks_exact(buckets) {
+        rounds::<C>(&C::normalize(group), digits, &mut out);
+    }
+    out
+}
+
+/// Whether every combination is in the subgroup (the vector then is, but
+/// with probability ≤ 3⁻⁸¹).
+pub fn all_in_group<C: Subgroup>(combinations: &[C::Projective]) -> bool {
+    combinations.par_iter().all(C::in_group)
+}
+
+/// The host's combinations of a whole vector as one range (tests compare
+/// the device's with them).
+#[doc(hidden)]
+pub fn host_combinations<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64, digits: u32) -> Vec<C::Projective> {
+    combinations::<C>(points, key, section, 0, digits)
 }
 
 /// Vectors up to this length are checked point by point: cheaper than the
@@ -399,7 +462,6 @@ pub mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
-    use group::Curve as _;
     use rand::{Rng, SeedableRng};
 
     fn rng() -> rand_chacha::ChaCha8Rng {

@@ -1,0 +1,118 @@
+//! The bucket sums of the params loader's batched subgroup check
+//! ([`crate::srs::subgroup`]) on the device: per group of rounds, every
+//! point's bucket comes from the same ChaCha8 words as on the host
+//! (`subgroup_bucket_keys` in cuda/subgroup.cu), the points are sorted by
+//! bucket and summed by the MSM's accumulation kernels ([`msm::accumulate_sorted`]).
+//! The vector goes through the device in chunks of bounded size, each
+//! chunk's bucket table added into the vector's; the host gets one Jacobian
+//! point per (group, bucket) and forms the rounds' combinations itself.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::device::{cuda_err, grid, Exec};
+use super::msm::{self, DeviceGroup, Levels, SortBuffers};
+use super::{limbs, Limbs};
+use crate::error::{code, Error, Result};
+
+/// Sorted points per accumulation thread, and threads per block (the MSM's defaults).
+const POINTS_PER_THREAD: u32 = 32;
+const BLOCK: u32 = 128;
+/// The most points per chunk by default.
+pub const MAX_CHUNK: usize = 1 << 24;
+/// The fewest points per chunk worth a device pass.
+const MIN_CHUNK: usize = 1 << 16;
+
+/// Device bytes per point of a chunk: the base, its bucket, the sort's
+/// index and key, and its share of the accumulation's partial sums.
+fn bytes_per_point<G: DeviceGroup>() -> usize {
+    8 * G::Affine::WORDS + 3 * 4 + (2 * (8 * G::XYZZ_WORDS + 4)).div_ceil(POINTS_PER_THREAD as usize) + 1
+}
+
+/// The bucket sums Σ{points[i] : bucket(i, g) = b} for every group g <
+/// `groups` and bucket b < `buckets` (b = 0 left at infinity: it enters no
+/// round), as `groups · buckets` Jacobian points, group-major. Point i's
+/// bucket in group g is word i of ChaCha8(`key`, stream `first_stream + g`)
+/// mapped to [0, buckets) by multiply-shift, as on the host. `buckets` is at
+/// most 2^16.
+///
+/// Chunks are sized to a quarter of the device memory that is available (as
+/// admission sees it, `SUPRASEAL_C2_VRAM_LIMIT_MB` included), at most
+/// `max_chunk` points. Errors: `CUDA_ERROR_OUT_OF_MEMORY` when not even 2^16 points fit,
+/// CUDA errors naming the call; the caller then checks on the CPU.
+pub fn bucket_sums<G: DeviceGroup>(
+    gpu: &Exec,
+    points: &[G::Affine],
+    key: &[u32; 8],
+    first_stream: u64,
+    groups: usize,
+    buckets: u32,
+    max_chunk: usize,
+) -> Result<Vec<G::Projective>> {
+    assert!((2..=1 << 16).contains(&buckets), "subgroup: {buckets} buckets");
+    let n = points.len();
+    let (free, total) = gpu.mem_info()?;
+    let free = gpu.settings.effective_free(free + gpu.gpu.pool_cached(), total);
+    let table = groups * buckets as usize;
+    let table_bytes = 2 * table * 8 * G::XYZZ_WORDS;
+    let fits = (free / 4).saturating_sub(table_bytes) / bytes_per_point::<G>();
+    if fits < MIN_CHUNK.min(n.max(1)) {
+        return Err(Error::new(
+            super::device::CUDA_ERROR_OUT_OF_MEMORY,
+            format!("subgroup check on the device: {free} B available, too little for a chunk of {MIN_CHUNK} points"),
+        ));
+    }
+    let chunk = fits.min(max_chunk.max(1)).min(n.max(1));
+    let words = G::Affine::WORDS;
+    let mut d_bases = gpu.zeros::<u64>(words * chunk, "alloc subgroup-check bases")?;
+    let d_key = gpu.upload(key.as_slice(), "upload subgroup-check key")?;
+    let mut bucket_of = gpu.zeros::<u32>(chunk, "alloc subgroup-check buckets")?;
+    let mut sort = SortBuffers::alloc(gpu, chunk, buckets)?;
+    let threads = chunk.div_ceil(POINTS_PER_THREAD as usize);
+    let mut levels = Levels::alloc::<G>(gpu, threads, BLOCK)?;
+    let row = G::XYZZ_WORDS * buckets as usize;
+    let mut part: CudaSlice<u64> = gpu.zeros::<u64>(row * groups, "alloc chunk bucket table")?;
+    let mut sums: CudaSlice<u64> = gpu.zeros::<u64>(row * groups, "alloc bucket table")?;
+    let mut unprofiled = |_: fn(&mut super::MsmProfile) -> &mut f64| Ok(());
+
+    for first in (0..n).step_by(chunk) {
+        let m = chunk.min(n - first);
+        gpu.stream
+            .memcpy_htod(limbs(&points[first..first + m]), &mut d_bases.slice_mut(..words * m))
+            .map_err(cuda_err("upload subgroup-check points"))?;
+        // Buckets no point of this chunk falls in keep what the table holds.
+        gpu.stream.memset_zeros(&mut part).map_err(cuda_err("memset chunk bucket table"))?;
+        for g in 0..groups {
+            let stream = first_stream + g as u64;
+            let blocks = (first + m).div_ceil(16) - first / 16;
+            let mut l = gpu.stream.launch_builder(gpu.kernel("subgroup_bucket_keys"));
+            l.arg(&d_key).arg(&stream).arg(&first).arg(&m).arg(&buckets).arg(&mut bucket_of);
+            // SAFETY: (const uint32_t*, uint64_t, size_t, size_t, uint32_t, uint32_t*);
+            // 8 key words; writes m ≤ chunk buckets.
+            unsafe { l.launch(grid(blocks)) }.map_err(cuda_err("subgroup_bucket_keys"))?;
+
+            gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
+            let mut l = gpu.stream.launch_builder(gpu.kernel("bucket_histogram"));
+            l.arg(&bucket_of).arg(&m).arg(&mut sort.counts);
+            // SAFETY: (const uint32_t*, size_t, uint32_t*); m keys < buckets counters.
+            unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_histogram"))?;
+            sort.scan(gpu, POINTS_PER_THREAD)?;
+            let mut l = gpu.stream.launch_builder(gpu.kernel("bucket_scatter"));
+            l.arg(&bucket_of).arg(&m).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
+            // SAFETY: (const uint32_t*, size_t, uint32_t*, uint32_t*, uint32_t*); at most m positions.
+            unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_scatter"))?;
+
+            let mut part_row = part.slice_mut(g * row..(g + 1) * row);
+            let threads = m.div_ceil(POINTS_PER_THREAD as usize);
+            msm::accumulate_sorted::<G>(gpu, &d_bases, &sort.sorted(), POINTS_PER_THREAD, threads, &mut levels, &mut part_row, &mut unprofiled)?;
+        }
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::ADD_TABLES));
+        l.arg(&mut sums).arg(&part).arg(&table);
+        // SAFETY: (xyzz_t*, const xyzz_t*, size_t); both tables hold `table` points.
+        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::ADD_TABLES))?;
+    }
+    let out = msm::reduce::<G>(gpu, &sums, 1, table)?;
+    if out.len() != table {
+        return Err(Error::new(code::EIO, format!("subgroup check on the device: {} bucket sums back, {table} expected", out.len())));
+    }
+    Ok(out)
+}
