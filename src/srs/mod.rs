@@ -135,8 +135,10 @@ impl Srs {
     ///
     /// Errors: `ENOENT` (missing), the OS errno or `EIO` (unreadable, a
     /// directory, truncated while being read), `EINVAL` (any malformed
-    /// section or point, or a bad `SUPRASEAL_C2_LOAD_THREADS`; the message
-    /// names the file, the section, the point and its byte offset),
+    /// section or point, or a bad `SUPRASEAL_C2_LOAD_THREADS` or
+    /// `SUPRASEAL_C2_LOAD_CHECK`; the message names the file, the section,
+    /// the point and its byte offset), `ENODEV` (the check demanded on a GPU
+    /// and none usable),
     /// `ENOMEM` (the points do not fit in host memory).
     pub fn load(path: &Path) -> Result<Srs> {
         let threads = crate::config::load_threads()?;

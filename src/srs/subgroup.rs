@@ -28,6 +28,16 @@
 //! 3^g bucket sums stays small beside the additions. Vectors of at most 96
 //! points are checked point by point instead, which is cheaper.
 //!
+//! **On the GPU.** The bucket sums are the bulk of the cost, and an MSM's
+//! bucket accumulation on the device computes exactly them: `gpu::subgroup`
+//! draws every point's bucket from the same ChaCha8 words on the device,
+//! sorts and sums the points there (3⁸ buckets, 11 groups), and the host
+//! forms and checks the rounds from the bucket sums
+//! ([`combinations_from_sums`]), equal to the host's own. The loader sends
+//! vectors of 2^16 points or more there when a GPU is usable
+//! (`SUPRASEAL_C2_LOAD_CHECK`), while it decodes the next vector; a vector
+//! that fails there is checked again here, which names the bad point.
+//!
 //! **The randomness.** The digits come from ChaCha8 keyed with 256 bits from
 //! the OS (`getrandom`) per load, drawn after the file is read, so a file
 //! cannot be crafted against them; the digit of point i in group g of a
@@ -244,11 +254,13 @@ fn rounds<C: Subgroup>(sums: &[C::Affine], digits: u32, out: &mut Vec<C::Project
 pub fn combinations_from_sums<C: Subgroup>(sums: &[C::Projective], digits: u32) -> Vec<C::Projective> {
     let buckets = 3usize.pow(digits);
     assert_eq!(sums.len(), groups_for(digits) * buckets, "bucket sums: groups × buckets");
-    let mut out = Vec::with_capacity(groups_for(digits) * digits as usize);
-    for group in sums.chunks_exact(buckets) {
-        rounds::<C>(&C::normalize(group), digits, &mut out);
-    }
-    out
+    sums.par_chunks_exact(buckets)
+        .flat_map_iter(|group| {
+            let mut out = Vec::with_capacity(digits as usize);
+            rounds::<C>(&C::normalize(group), digits, &mut out);
+            out
+        })
+        .collect()
 }
 
 /// Whether every combination is in the subgroup (the vector then is, but
