@@ -75,18 +75,28 @@ what=${1:-tests}
     drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)" || echo "(cannot drop the page cache: warm reads)"; }
     export SUPRASEAL_C2_LOG=supraseal_c2::srs=info
     if [ "$what" = load ]; then
-      echo "== device subgroup check vs the host's combinations; a 2^19 file through the GPU check, with and without faults"
-      ./gpu --test-threads=1 --nocapture; echo "rc=$?"
-      ./gpu_params --nocapture; echo "rc=$?"
+      if [ -z "${SKIP_TESTS:-}" ]; then
+        echo "== device subgroup check vs the host's combinations; a 2^19 file through the GPU check, with and without faults"
+        ./gpu --test-threads=1 --nocapture; echo "rc=$?"
+        ./gpu_params --nocapture; echo "rc=$?"
+      fi
       f=/tmp/s24.params; ./supraseal-c2 params synth --log-domain 24 --seed 1 --out $f; echo "rc=$?"
     else
       f="$PWD/p32.params"; df -h "$PWD" | tail -n 1
       time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $f; echo "rc=$?"
     fi
+    if [ -n "${FLOOR:-}" ]; then
+      drop; echo "== the disk's floor: cat FILE > /dev/null"; /usr/bin/time -f "cat: %e s wall, %U s user, %S s sys, %M KiB peak RSS" cat $f > /dev/null
+    fi
     for on in ${CHECK_ON:-gpu cpu}; do
       drop; echo "== params check $f --check-on $on"
       /usr/bin/time -f "time: %e s wall, %U s user, %S s sys, %M KiB peak RSS" ./supraseal-c2 params check $f --check-on $on; echo "rc=$?"
     done
+    if [ -n "${UPSTREAM:-}" ]; then
+      drop; echo "== upstream 0.1.2 loads the same file (SRS::try_new; the bench then proves one partition)"
+      shape=porep-32g; [ "$what" = load ] && shape=2^24
+      ./supraseal-c2 bench --lib upstream --reference "$PWD/libupstream_ref.so" --shape $shape --params $f --seed 1 --workers 1 --partitions 1 --witnesses 1 2>&1 | grep -v "^  [a-z_0-9]*: [0-9]* % of"; echo "rc=$?"
+    fi
     if [ -n "${LIMIT:-}" ]; then
       drop; echo "== params check $f --check-on gpu, SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT"
       SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT ./supraseal-c2 params check $f --check-on gpu; echo "rc=$?"
