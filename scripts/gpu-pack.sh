@@ -80,7 +80,7 @@ what=${1:-tests}
         ./gpu --test-threads=1 --nocapture; echo "rc=$?"
         ./gpu_params --nocapture; echo "rc=$?"
       fi
-      f=/tmp/s24.params; ./supraseal-c2 params synth --log-domain 24 --seed 1 --out $f; echo "rc=$?"
+      f=/tmp/s24.params; ./supraseal-c2 params synth --log-domain ${LOG_DOMAIN:-24} --seed 1 --out $f; echo "rc=$?"
     else
       f="$PWD/p32.params"; df -h "$PWD" | tail -n 1
       time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $f; echo "rc=$?"

@@ -212,7 +212,7 @@ impl Srs {
             device_s = report.device_s,
             cpu_fallbacks = report.cpu_fallbacks,
             gb_per_s = report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9),
-            "params file loaded: read and decoded, then subgroup-checked in batches (on the device overlapped with the decode)"
+            "params file loaded: read and decoded, subgroup-checked in batches (bucket sums on check_device while the next vector decodes, else after the decode on the CPU)"
         );
         Ok((srs, report))
     }
