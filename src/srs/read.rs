@@ -31,8 +31,6 @@ pub(crate) trait Source: Sync {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
     /// The bytes at `offset..offset + len` are decoded and not needed again.
     fn release(&self, _offset: u64, _len: usize) {}
-    /// The bytes at `offset..offset + len` are read next: start reading them.
-    fn prefetch(&self, _offset: u64, _len: usize) {}
 }
 
 /// An open params file.
@@ -69,13 +67,6 @@ impl Source for File<'_> {
         // Advice only: a failure leaves the pages to the kernel's reclaim.
         // SAFETY: plain syscall on an open descriptor.
         unsafe { libc::posix_fadvise(self.file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED) };
-    }
-
-    fn prefetch(&self, offset: u64, len: usize) {
-        // Advice only (an asynchronous read into the page cache); past the
-        // end of the file it reads nothing.
-        // SAFETY: plain syscall on an open descriptor.
-        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, libc::POSIX_FADV_WILLNEED) };
     }
 }
 
@@ -399,10 +390,6 @@ fn decode_section<S: Source, T: Send>(
         let first = c * CHUNK;
         let offset = s.start + (first * point_bytes) as u64;
         let mut buf = vec![0u8; slots.len() * point_bytes];
-        // A thread reads its chunks in order: the disk reads the next one
-        // while this one decodes (measured on the H200 host: a thread
-        // otherwise waits for the disk about half the time).
-        src.prefetch(offset + buf.len() as u64, buf.len());
         src.read_at(&mut buf, offset)?;
         for (i, (slot, bytes)) in slots.iter_mut().zip(buf.chunks_exact(point_bytes)).enumerate() {
             let p = decode(bytes).map_err(|why| {
