@@ -138,7 +138,8 @@ extern "C" {
  one loaded key per path through an LRU cache of 4 entries; `cache = false`
  always loads. Errors: `EINVAL` (NULL argument, malformed file: the message
  names the file, section, point and byte offset; a bad
- `SUPRASEAL_C2_LOAD_THREADS`), `ENOENT` (missing file), `EIO` (the file
+ `SUPRASEAL_C2_LOAD_THREADS` or `SUPRASEAL_C2_LOAD_CHECK`), `ENODEV`
+ (`SUPRASEAL_C2_LOAD_CHECK=gpu` without a usable GPU), `ENOENT` (missing file), `EIO` (the file
  shrank or changed while it was being loaded), `ENOMEM` (the points do not
  fit in host memory), other errno values for unreadable files. `*ret` is
  left untouched on error.
