@@ -8,14 +8,15 @@
 //! | `SUPRASEAL_C2_PRESTAGE` | `on` or `off` (always the fallback path) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
-//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1` or `N@phase2`: the N-th device allocation in that phase fails once (tests) | unset |
+//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference) or `gpu` (on the device, under the compute lock) | `cpu` |
 //!
-//! One switch is read by `create_SRS` (the params load), not by proving calls:
+//! Two switches are read by `create_SRS` (the params load), not by proving calls:
 //!
 //! | variable | values | default |
 //! |---|---|---|
 //! | `SUPRASEAL_C2_LOAD_THREADS` | threads that decode and check a params file (a C2 host also runs synthesis); more than the cores are not used | every core (rayon's pool) |
+//! | `SUPRASEAL_C2_LOAD_CHECK` | `auto`, `cpu` or `gpu`: where the batched subgroup check's bucket sums are computed (GPU 0 for vectors of 2^16 points or more, while the next vector decodes; a vector the device cannot check, or that arrives while proving calls use the device, is checked on the CPU) | `auto` |
 
 use crate::error::{Error, Result};
 

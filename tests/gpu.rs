@@ -344,6 +344,21 @@ fn gpu_subgroup_bucket_sums_match_the_host_combinations() {
         assert_eq!(subgroup::all_in_group::<C1>(&on_device), !bad, "G1 n {n}: verdict");
         eprintln!("G1 n {n} chunk {max_chunk} bad {bad}: equal");
     }
+    // A full chunk of 2^24 points puts ~2,560 points in each bucket, past
+    // the merge levels' threshold: the verdict on both sides of one bad point.
+    let n = (1 << 24) + 17;
+    let mut v = random_bases(n, rng.gen());
+    let dev = supraseal_c2::gpu::subgroup_device().unwrap().expect("a GPU");
+    let at = rng.gen_range(0..n);
+    let good = v[at];
+    for bad in [true, false] {
+        v[at] = if bad { testing::g1_with_torsion(rng.gen_range(0..testing::G1_PRIMES), &mut rng).0 } else { good };
+        let key = Key::fixed(rng.gen());
+        let sums = dev.g1(&v, &key.words(), subgroup::stream_of(1, 0), groups, buckets).unwrap();
+        let verdict = subgroup::all_in_group::<C1>(&subgroup::combinations_from_sums::<C1>(&sums, digits));
+        assert_eq!(verdict, !bad, "G1 n {n}, bad point at {at}: {bad}");
+        eprintln!("G1 n {n} (merge levels) bad {bad}: verdict right");
+    }
     for (n, max_chunk, bad) in [(65_537usize, 1 << 24, true), (65_537, 9_999, false), (131_072, 1 << 24, false)] {
         let dev = supraseal_c2::gpu::subgroup_device_with_chunk(max_chunk).unwrap().expect("a GPU");
         let mut v = random_g2_bases(n, rng.gen());

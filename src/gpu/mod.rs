@@ -126,15 +126,40 @@ struct LoadDevice {
 }
 
 #[cfg(supraseal_gpu)]
+impl LoadDevice {
+    /// Runs one vector's check, unless proving calls are in flight on the
+    /// device: the load takes neither lock, so it leaves a busy device to
+    /// them (`EBUSY`: the vector is checked on the CPU). Afterwards it waits
+    /// for its buffers' frees and, if the device is still idle, returns the
+    /// pool's memory to it.
+    fn run<T>(&self, f: impl FnOnce(&device::Exec) -> Result<T>) -> Result<T> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let gpu = &self.exec.gpu;
+        if gpu.active.load(SeqCst) != 0 {
+            return Err(crate::error::Error::new(
+                libc::EBUSY,
+                format!("GPU {} has proving calls in flight: the params check leaves it to them", gpu.ordinal),
+            ));
+        }
+        let out = f(&self.exec);
+        let _ = self.exec.stream.synchronize();
+        if gpu.active.load(SeqCst) == 0 {
+            let _ = gpu.trim_pool();
+        }
+        out
+    }
+}
+
+#[cfg(supraseal_gpu)]
 impl BucketSums for LoadDevice {
     fn name(&self) -> String {
         format!("GPU {}", self.exec.gpu.ordinal)
     }
     fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G1Projective>> {
-        subgroup::bucket_sums::<msm::G1>(&self.exec, points, key, first_stream, groups, buckets, self.max_chunk)
+        self.run(|exec| subgroup::bucket_sums::<msm::G1>(exec, points, key, first_stream, groups, buckets, self.max_chunk))
     }
     fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G2Projective>> {
-        subgroup::bucket_sums::<msm::G2>(&self.exec, points, key, first_stream, groups, buckets, self.max_chunk)
+        self.run(|exec| subgroup::bucket_sums::<msm::G2>(exec, points, key, first_stream, groups, buckets, self.max_chunk))
     }
 }
 

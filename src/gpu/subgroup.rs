@@ -36,7 +36,8 @@ fn bytes_per_point<G: DeviceGroup>() -> usize {
 /// most 2^16.
 ///
 /// Chunks are sized to a quarter of the device memory that is available (as
-/// admission sees it, `SUPRASEAL_C2_VRAM_LIMIT_MB` included), at most
+/// admission sees it, `SUPRASEAL_C2_VRAM_LIMIT_MB` included, less
+/// `SUPRASEAL_C2_VRAM_MARGIN_MB`), at most
 /// `max_chunk` points. Errors: `CUDA_ERROR_OUT_OF_MEMORY` when not even 2^16 points fit,
 /// CUDA errors naming the call; the caller then checks on the CPU.
 pub fn bucket_sums<G: DeviceGroup>(
@@ -51,7 +52,7 @@ pub fn bucket_sums<G: DeviceGroup>(
     assert!((2..=1 << 16).contains(&buckets), "subgroup: {buckets} buckets");
     let n = points.len();
     let (free, total) = gpu.mem_info()?;
-    let free = gpu.settings.effective_free(free + gpu.gpu.pool_cached(), total);
+    let free = gpu.settings.effective_free(free + gpu.gpu.pool_cached(), total).saturating_sub(gpu.settings.vram_margin);
     let table = groups * buckets as usize;
     let table_bytes = 2 * table * 8 * G::XYZZ_WORDS;
     let fits = (free / 4).saturating_sub(table_bytes) / bytes_per_point::<G>();

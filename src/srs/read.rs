@@ -246,7 +246,9 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
     if g1_sections[0].count == 0 {
         return Err(located(path, "h", g1_sections[0].count_at, "the h section is empty (no evaluation domain)"));
     }
-    let device = checker(check_on, path)?;
+    // The device only where some vector is long enough to go there.
+    let long = g1_sections.iter().map(|s| s.count).chain([b_g2.count]).any(|c| c >= DEVICE_MIN);
+    let device = if long { checker(check_on, path)? } else { None };
     // Secret, and drawn per load: a file cannot be made against the digits.
     let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
 
@@ -259,46 +261,53 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
         }
     };
     let ic_points = decode_section(src, path, &ic, G1_BYTES, decode_g1_on_curve, &tick)?;
-    let mut g1: Vec<Option<Vec<G1Affine>>> = Vec::with_capacity(4);
+    let mut g1: Vec<Option<Vec<G1Affine>>> = vec![None, None, None, None];
     let mut g2 = None;
     let mut decode_s = 0.0;
     let words = key.words();
     let on_device: Vec<DeviceResult> = std::thread::scope(|scope| -> Result<Vec<DeviceResult>> {
         let (tx, rx) = std::sync::mpsc::channel::<(u64, Vector)>();
-        let worker = device.as_deref().map(|dev| {
-            scope.spawn(move || {
+        // No thread (the process is out of them): every vector is checked here.
+        let worker = device.as_deref().and_then(|dev| {
+            let work = move || {
                 let groups = subgroup::groups_for(DEVICE_DIGITS);
                 let buckets = 3u32.pow(DEVICE_DIGITS);
                 rx.into_iter()
                     .map(|(section, v)| {
                         let t = Instant::now();
                         let first = subgroup::stream_of(section, 0);
-                        let sums = match &v {
+                        // A panic in the device code is an error for this
+                        // vector, which then comes back and is checked here.
+                        let sums = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &v {
                             Vector::G1(p) => dev.g1(p, &words, first, groups, buckets).map(Sums::G1),
                             Vector::G2(p) => dev.g2(p, &words, first, groups, buckets).map(Sums::G2),
-                        };
+                        }))
+                        .unwrap_or_else(|_| Err(Error::new(code::EIO, "the device subgroup check panicked".to_string())));
                         (section, v, sums, t.elapsed().as_secs_f64())
                     })
                     .collect::<Vec<DeviceResult>>()
-            })
+            };
+            std::thread::Builder::new().name("srs-check-gpu".into()).spawn_scoped(scope, work).ok()
         });
-        // A send fails only if the worker panicked (its vectors are then
-        // lost), which the join below reports.
-        let use_device = worker.is_some();
+        // b_g2 first (pread reads in any order): its device time, the
+        // longest per byte, then overlaps the G1 decodes.
+        let v = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
+        match &worker {
+            Some(_) if v.len() >= DEVICE_MIN => {
+                // A send fails only if the worker is gone (a panic outside
+                // the device code), which the join below reports.
+                let _ = tx.send((4, Vector::G2(v)));
+            }
+            _ => g2 = Some(v),
+        }
         for (i, s) in g1_sections.iter().enumerate() {
             let v = decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?;
-            if v.len() >= DEVICE_MIN && use_device {
-                let _ = tx.send((i as u64, Vector::G1(v)));
-                g1.push(None);
-            } else {
-                g1.push(Some(v));
+            match &worker {
+                Some(_) if v.len() >= DEVICE_MIN => {
+                    let _ = tx.send((i as u64, Vector::G1(v)));
+                }
+                _ => g1[i] = Some(v),
             }
-        }
-        let v = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
-        if v.len() >= DEVICE_MIN && use_device {
-            let _ = tx.send((4, Vector::G2(v)));
-        } else {
-            g2 = Some(v);
         }
         decode_s = t0.elapsed().as_secs_f64();
         drop(tx);
@@ -308,11 +317,14 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
         }
     })?;
 
-    let t1 = Instant::now();
+    // From the end of the decode: the device's wait for its last vector counts here.
+    let t1 = t0 + std::time::Duration::from_secs_f64(decode_s);
     check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)?;
     drop(ic_points);
     let device_s = on_device.iter().fold(0.0, |t, r| t + r.3);
     let mut cpu_fallbacks = 0;
+    // Sections the device checked (and passed, or failed and were checked again here).
+    let mut checked = [false; 5];
     for (section, v, sums, _) in on_device {
         let (ran, passed) = match sums {
             Ok(Sums::G1(s)) => (true, subgroup::all_in_group::<msm::G1>(&subgroup::combinations_from_sums::<msm::G1>(&s, DEVICE_DIGITS))),
@@ -345,15 +357,16 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
                 g2 = Some(p);
             }
         }
+        checked[section as usize] = true;
     }
     let g1: Vec<Vec<G1Affine>> = g1.into_iter().map(|v| v.expect("every G1 vector decoded and back")).collect();
     let g2 = g2.expect("b_g2 decoded and back");
     for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
-        if v.len() < DEVICE_MIN || device.is_none() {
+        if !checked[i] {
             check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
         }
     }
-    if g2.len() < DEVICE_MIN || device.is_none() {
+    if !checked[4] {
         check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4)?;
     }
     let check_s = t1.elapsed().as_secs_f64();
@@ -385,7 +398,6 @@ fn decode_section<S: Source, T: Send>(
     tick: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<T>> {
     let mut out: Vec<T> = try_vec(s.count, format_args!("{}: section {}", path.display(), s.name))?;
-    huge_pages(out.spare_capacity_mut());
     out.spare_capacity_mut()[..s.count].par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, slots)| {
         let first = c * CHUNK;
         let offset = s.start + (first * point_bytes) as u64;
@@ -406,20 +418,6 @@ fn decode_section<S: Source, T: Send>(
     // chunks cover them all, and any failure returned early).
     unsafe { out.set_len(s.count) };
     Ok(out)
-}
-
-/// Asks for transparent huge pages under a vector about to be written: the
-/// first writes then fault in 2 MiB at a time instead of 4 KiB (a 44 GiB key
-/// is 11 M small-page faults, which the decode threads otherwise take one by
-/// one). Advice only: a kernel without THP ignores it.
-fn huge_pages<T>(v: &mut [std::mem::MaybeUninit<T>]) {
-    const HUGE: usize = 2 << 20;
-    let start = (v.as_mut_ptr() as usize).next_multiple_of(HUGE);
-    let end = (v.as_mut_ptr() as usize + std::mem::size_of_val(v)) & !(HUGE - 1);
-    if end > start {
-        // SAFETY: advice on whole pages inside this allocation; it changes no contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
 }
 
 fn check<C: Subgroup>(path: &Path, s: &Section, points: &[C::Affine], point_bytes: usize, key: &Key, section: u64) -> Result<()> {

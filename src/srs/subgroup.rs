@@ -39,8 +39,8 @@
 //! that fails there is checked again here, which names the bad point.
 //!
 //! **The randomness.** The digits come from ChaCha8 keyed with 256 bits from
-//! the OS (`getrandom`) per load, drawn after the file is read, so a file
-//! cannot be crafted against them; the digit of point i in group g of a
+//! the OS (`getrandom`) per load and never revealed, so a file cannot be
+//! crafted against them; the digit of point i in group g of a
 //! section is word i of stream (section, g), so any range can be recomputed.
 //!
 //! **On failure** the failing range is bisected (fresh combinations over
