@@ -321,6 +321,10 @@ fn prove(args: ProveArgs) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and the like: end quietly when the reader
+    // goes away, as other command-line tools do, instead of a panic in println!.
+    // SAFETY: sets the signal's disposition before any other thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     // One line per proving call at info; the bench makes hundreds, so it
     // prints its table only unless SUPRASEAL_C2_LOG asks for more.
