@@ -126,7 +126,7 @@ fn check(args: CheckArgs) -> Result<bool> {
     println!("    subgroup   {:.2} s after the decode (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::srs::subgroup::ROUNDS);
     match &report.device {
         Some(d) => println!(
-            "    on {d}   {:.2} s of bucket sums, overlapped with the decode{}",
+            "    on {d}   {:.2} s of bucket sums, beside the decode (the last vector's after it){}",
             report.device_s,
             match report.cpu_fallbacks {
                 0 => String::new(),

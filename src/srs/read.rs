@@ -111,9 +111,10 @@ pub struct LoadReport {
     /// Seconds of subgroup check after the decode ended (the part not
     /// overlapped with it).
     pub check_s: f64,
-    /// The device that computed bucket sums (`None`: all on the CPU).
+    /// The device that was given vectors to check (`None`: all on the CPU).
     pub device: Option<String>,
-    /// Seconds the device spent on bucket sums, overlapped with the decode.
+    /// Seconds the device spent on bucket sums, overlapped with the decode
+    /// except for the last vector's share, which also counts in `check_s`.
     pub device_s: f64,
     /// Vectors checked on the CPU because the device could not check them.
     pub cpu_fallbacks: usize,
@@ -322,6 +323,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
     check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)?;
     drop(ic_points);
     let device_s = on_device.iter().fold(0.0, |t, r| t + r.3);
+    let device_vectors = on_device.len();
     let mut cpu_fallbacks = 0;
     // Sections the device checked (and passed, or failed and were checked again here).
     let mut checked = [false; 5];
@@ -379,7 +381,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
         threads: rayon::current_num_threads(),
         decode_s,
         check_s,
-        device: device.as_ref().map(|d| d.name()),
+        device: device.as_ref().filter(|_| device_vectors > 0).map(|d| d.name()),
         device_s,
         cpu_fallbacks,
     };
