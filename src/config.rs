@@ -9,6 +9,7 @@
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
+//! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference) or `gpu` (on the device, under the compute lock) | `cpu` |
 //!
 //! Two switches are read by `create_SRS` (the params load), not by proving calls:
@@ -57,7 +58,14 @@ pub struct Settings {
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
     pub g2_msm_on_device: bool,
+    /// `SUPRASEAL_C2_GPU_CHUNK_MB`, in bytes: bases one MSM or batch-addition
+    /// chunk holds on the device.
+    pub gpu_chunk: usize,
 }
+
+/// Default of `SUPRASEAL_C2_GPU_CHUNK_MB` (768 MiB): a porep-32g partition
+/// then fits a 16 GiB card beside its a, b, c.
+pub const GPU_CHUNK_DEFAULT: usize = 768 * MIB;
 
 const MIB: usize = 1 << 20;
 
@@ -132,9 +140,17 @@ fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
 
 impl Default for Settings {
     /// Every switch at its default (two locks, pre-staging on, 512 MiB margin,
-    /// G2 MSMs on the CPU).
+    /// G2 MSMs on the CPU, 768 MiB chunks).
     fn default() -> Self {
-        Settings { locks: LockMode::Two, prestage: true, vram_margin: 512 * MIB, vram_limit: None, fault: None, g2_msm_on_device: false }
+        Settings {
+            locks: LockMode::Two,
+            prestage: true,
+            vram_margin: 512 * MIB,
+            vram_limit: None,
+            fault: None,
+            g2_msm_on_device: false,
+            gpu_chunk: GPU_CHUNK_DEFAULT,
+        }
     }
 }
 
@@ -185,6 +201,11 @@ impl Settings {
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
             g2_msm_on_device,
+            gpu_chunk: match mib(&var, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
+                None => GPU_CHUNK_DEFAULT,
+                Some(0) => return Err(Error::invalid("SUPRASEAL_C2_GPU_CHUNK_MB is 0 but must be at least 1 MiB".to_string())),
+                Some(b) => b,
+            },
         })
     }
 

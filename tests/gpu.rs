@@ -380,3 +380,93 @@ fn gpu_subgroup_bucket_sums_match_the_host_combinations() {
         eprintln!("G2 n {n} chunk {max_chunk} bad {bad}: equal");
     }
 }
+
+fn gpu_with(settings: supraseal_c2::config::Settings) -> Option<supraseal_c2::gpu::GpuBackendHandle> {
+    match supraseal_c2::gpu::GpuBackendHandle::open_with(0, settings) {
+        Ok(g) => Some(g),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// With 1 MiB chunks (2^13 G1 and 2^12 G2 points), MSMs and batch additions
+/// over several chunks, the last one partial, give the CPU's points.
+#[test]
+fn gpu_chunked_msm_and_batch_addition_match_cpu() {
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, g2_msm_on_device: true, ..Default::default() };
+    let Some(gpu) = gpu_with(settings) else { return };
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 31);
+    let n = 3 * 8192 + 5;
+    let mut bases = random_bases(n, s + 32);
+    bases[8191] = G1Affine::identity();
+    bases[8192] = bases[8191 - 100];
+    for (name, sc) in [("random", random_scalars(n, s + 33)), ("mostly 0/1", mostly_bits(n, &mut rng))] {
+        assert_eq!(gpu.backend().msm_g1(&bases, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G1>(&bases, &sc), "G1 MSM over 4 chunks, {name}");
+    }
+    let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
+    assert_eq!(gpu.backend().batch_add_g1(&bases, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap), "G1 batch addition over 4 chunks");
+    let m = 2 * 4096 + 3;
+    let g2 = random_g2_bases(m, s + 34);
+    let sc = random_scalars(m, s + 35);
+    assert_eq!(gpu.backend().msm_g2(&g2, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2 MSM over 3 chunks");
+    assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap), "G2 batch addition over 3 chunks");
+    eprintln!("chunked MSMs and batch additions (G1 {n} points, G2 {m} points, 1 MiB chunks): match");
+}
+
+/// The peak formula admission reserves (`compute_peak_bytes`) covers what
+/// phase 2's steps hold on the device, and is not far above it: every step
+/// of a 2^20-domain circuit in turn (quotient and H-MSM, a G1 MSM, G1 and G2
+/// batch additions, a G2 MSM), 16 MiB chunks, the device's use sampled from
+/// another thread; and at the porep-32g shape it stays within 13.5 GiB.
+#[cfg(supraseal_gpu)]
+#[test]
+fn gpu_phase2_peak_is_within_the_formula() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use supraseal_c2::gpu::stage::{compute_peak_bytes, KeyShape};
+    let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+    for g2_msm_on_device in [false, true] {
+        let settings = supraseal_c2::config::Settings { g2_msm_on_device, ..Default::default() };
+        let peak = compute_peak_bytes(1 << 27, &porep, &settings);
+        eprintln!("porep-32g phase-2 peak (G2 MSM on device: {g2_msm_on_device}): {:.2} GiB", peak as f64 / (1u64 << 30) as f64);
+        assert!(peak <= 27 << 29, "porep-32g peak {peak} B exceeds 13.5 GiB");
+    }
+
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 16 << 20, g2_msm_on_device: true, ..Default::default() };
+    let Some(gpu) = gpu_with(settings) else { return };
+    let s = seed();
+    let n = 1usize << 20.min(max_log());
+    let key = KeyShape { h: n - 1, l: n, a: n, b_g1: n / 4, b_g2: n / 4 };
+    let want = compute_peak_bytes(n, &key, &settings);
+    let abc: Vec<Vec<Scalar>> = (0..3).map(|i| random_scalars(n, s + 40 + i)).collect();
+    let bases = random_bases(n, s + 43);
+    let g2 = random_g2_bases(n / 4, s + 44);
+    let scalars = random_scalars(n, s + 45);
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 46);
+    let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
+    gpu.backend().end_compute().unwrap();
+    let base = gpu.used_bytes().unwrap();
+    let (stop, high) = (AtomicBool::new(false), AtomicUsize::new(base));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                high.fetch_max(gpu.used_bytes().unwrap(), Ordering::Relaxed);
+            }
+        });
+        let b = gpu.backend();
+        b.quotient_msm([&abc[0], &abc[1], &abc[2]], n, None, &bases[..n - 1]).unwrap();
+        b.msm_g1(&bases, &scalars).unwrap();
+        b.batch_add_g1(&bases, &bitmap).unwrap();
+        b.batch_add_g2(&g2, &bitmap).unwrap();
+        b.msm_g2(&g2, &scalars[..n / 4]).unwrap();
+        b.end_compute().unwrap();
+        stop.store(true, Ordering::Relaxed);
+    });
+    let got = high.load(Ordering::Relaxed) - base;
+    eprintln!("2^{} steps: measured high-water {got} B above the idle device, formula {want} B", n.trailing_zeros());
+    // Pool mappings come in 2 MiB granules, a few dozen buffers at once.
+    assert!(got <= want + (64 << 20), "measured {got} B above the formula's {want} B");
+    assert!(got >= want / 2, "measured {got} B, under half the formula's {want} B: the formula overstates the peak");
+}

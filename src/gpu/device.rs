@@ -24,7 +24,6 @@ static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
 /// Kernel names in the module.
 const KERNELS: &[&str] = &[
     "fr_powers",
-    "fr_powers_tab",
     "fr_mul_powers_tab",
     "fr_bit_reverse",
     "fr_ntt_pass",
@@ -118,6 +117,14 @@ impl Gpu {
         for &k in KERNELS {
             funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
         }
+        // The NTT pass keeps its tile and twiddles in dynamic shared memory,
+        // past the 48 KiB a launch gets without asking.
+        funcs["fr_ntt_pass"]
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                super::ntt::NTT_MAX_SHARED_BYTES as i32,
+            )
+            .map_err(cuda_err("cuFuncSetAttribute(fr_ntt_pass, max dynamic shared memory)"))?;
         let compute_pool = Pool(Self::create_pool(ordinal)?);
         let stage_pool = Pool(Self::create_pool(ordinal)?);
         let gpu = Gpu {

@@ -182,8 +182,8 @@ pub struct GpuBackend {
     stage_detail: std::sync::Mutex<String>,
     /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
     awaiting_stage: std::sync::atomic::AtomicBool,
-    /// The key's b_g2 point count (set in phase 0), for phase 1's reserve.
-    key_g2_points: std::sync::atomic::AtomicUsize,
+    /// The key's vector lengths (set in phase 0), for phase 1's reserve.
+    key_shape: std::sync::Mutex<stage::KeyShape>,
 }
 
 #[cfg(supraseal_gpu)]
@@ -204,7 +204,7 @@ impl GpuBackend {
             not_pinned: Default::default(),
             stage_detail: Default::default(),
             awaiting_stage: std::sync::atomic::AtomicBool::new(true),
-            key_g2_points: Default::default(),
+            key_shape: Default::default(),
         })
     }
 
@@ -270,7 +270,7 @@ impl crate::backend::Backend for GpuBackend {
         (!d.is_empty()).then(|| format!("{d} ms"))
     }
     fn pin_key(&self, srs: &crate::srs::Srs) {
-        self.key_g2_points.store(srs.b_g2.len(), std::sync::atomic::Ordering::SeqCst);
+        *self.key_shape.lock().unwrap_or_else(|p| p.into_inner()) = stage::KeyShape::of(srs);
         stage::pin_key(&self.exec.gpu.ctx, srs);
     }
     fn g2_batch_on_device(&self) -> bool {
@@ -420,18 +420,15 @@ impl GpuBackendHandle {
             let lg = n.trailing_zeros();
             let g = Scalar::MULTIPLICATIVE_GENERATOR;
             let mut d = gpu.upload(limbs(a), "upload NTT input")?;
-            let w = crate::cpu::ntt::root_of_unity(lg);
             match dir {
                 crate::cpu::ntt::Direction::Forward => {
                     if coset {
                         ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
                     }
-                    let tw = ntt::powers(gpu, w, (n / 2).max(1))?;
-                    ntt::ntt(gpu, &mut d, &tw, lg)?;
+                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, false)?, lg)?;
                 }
                 crate::cpu::ntt::Direction::Inverse => {
-                    let tw = ntt::powers(gpu, w.invert().unwrap(), (n / 2).max(1))?;
-                    ntt::ntt(gpu, &mut d, &tw, lg)?;
+                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, true)?, lg)?;
                     let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
                     ntt::mul_powers(gpu, &mut d, base, Scalar::from(n as u64).invert().unwrap(), n)?;
                 }
@@ -447,19 +444,19 @@ impl GpuBackendHandle {
 
     /// Benchmark of the forward NTT with the data already on the device, as
     /// the pipeline runs it: uploads `a` (length 2^k) once, then returns
-    /// (ms to build the twiddle table, median ms of `reps` transforms), each
+    /// (ms to build the twiddle tables, median ms of `reps` transforms), each
     /// transform timed from launch to the end of a synchronisation of this
     /// call's stream.
     pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64)> {
         #[cfg(supraseal_gpu)]
         {
             let gpu = self.inner.exec();
-            let (n, lg) = (a.len(), a.len().trailing_zeros());
+            let lg = a.len().trailing_zeros();
             let sync = || gpu.stream.synchronize().map_err(device::cuda_err("synchronize"));
             let mut d = gpu.upload(limbs(a), "upload NTT input")?;
             sync()?;
             let t = std::time::Instant::now();
-            let tw = ntt::powers(gpu, crate::cpu::ntt::root_of_unity(lg), (n / 2).max(1))?;
+            let tw = ntt::Twiddles::new(gpu, lg, false)?;
             sync()?;
             let tw_ms = t.elapsed().as_secs_f64() * 1e3;
             let mut times: Vec<f64> = Vec::with_capacity(reps);
@@ -501,7 +498,7 @@ impl GpuBackendHandle {
             gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
             let run = |profile: Option<&mut MsmProfile>| -> Result<blstrs::G1Projective> {
                 let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), &mut d_scalars, tuning, profile)
+                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), &mut d_scalars.slice_mut(..), tuning, profile)
             };
             let mut times = Vec::with_capacity(reps);
             let mut last = run(None)?; // warm-up

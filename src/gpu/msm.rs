@@ -108,6 +108,11 @@ struct Partials {
 }
 
 impl Partials {
+    /// Device bytes of `slots` slots: two xyzz points and two keys.
+    fn bytes<G: DeviceGroup>(slots: usize) -> usize {
+        slots * (2 * 8 * G::XYZZ_WORDS + 2 * 4)
+    }
+
     fn alloc<G: DeviceGroup>(gpu: &Exec, slots: usize) -> Result<Self> {
         Ok(Partials {
             heads: gpu.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial heads")?,
@@ -140,17 +145,21 @@ pub(crate) struct Levels {
 }
 
 impl Levels {
-    pub(crate) fn alloc<G: DeviceGroup>(gpu: &Exec, threads: usize, block: u32) -> Result<Self> {
+    /// Slots of the three levels.
+    fn slots(threads: usize, block: u32) -> [usize; 3] {
         let padded_threads = threads.div_ceil(block as usize) * block as usize;
         let merge_threads = (2 * threads).div_ceil(MERGE_K as usize);
-        Ok(Levels {
-            parts: [
-                Partials::alloc::<G>(gpu, padded_threads)?,
-                Partials::alloc::<G>(gpu, merge_threads)?,
-                Partials::alloc::<G>(gpu, merge_threads.div_ceil(MERGE_K as usize / 2).max(1))?,
-            ],
-            block,
-        })
+        [padded_threads, merge_threads, merge_threads.div_ceil(MERGE_K as usize / 2).max(1)]
+    }
+
+    /// Device bytes of [`Levels::alloc`].
+    pub(crate) fn bytes<G: DeviceGroup>(threads: usize, block: u32) -> usize {
+        Self::slots(threads, block).iter().map(|&n| Partials::bytes::<G>(n)).sum()
+    }
+
+    pub(crate) fn alloc<G: DeviceGroup>(gpu: &Exec, threads: usize, block: u32) -> Result<Self> {
+        let [a, b, c] = Self::slots(threads, block);
+        Ok(Levels { parts: [Partials::alloc::<G>(gpu, a)?, Partials::alloc::<G>(gpu, b)?, Partials::alloc::<G>(gpu, c)?], block })
     }
 }
 
@@ -170,6 +179,11 @@ pub(crate) struct SortBuffers {
 }
 
 impl SortBuffers {
+    /// Device bytes of [`SortBuffers::alloc`].
+    pub(crate) fn bytes(n: usize, buckets: u32) -> usize {
+        4 * (3 * buckets as usize + 2 + 2 * n)
+    }
+
     pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32) -> Result<Self> {
         Ok(SortBuffers {
             counts: gpu.zeros::<u32>(buckets as usize, "alloc counts")?,
@@ -303,24 +317,57 @@ pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_gr
     Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
 }
 
+/// Points per chunk of bases for `chunk_bytes` (`SUPRASEAL_C2_GPU_CHUNK_MB`):
+/// the largest power of two that fits, at least 64 (so that every chunk
+/// starts on a bitmap word); 2^23 G1 (96 B) or 2^22 G2 points (192 B) at the
+/// default 768 MiB. A step's memory is then bounded by the chunk, not by the
+/// vector's length (a porep-32g partition's h, l and a are 12–13 GB each).
+pub fn chunk_points<G: DeviceGroup>(chunk_bytes: usize) -> usize {
+    let fit = (chunk_bytes / (8 * G::Affine::WORDS)).max(64);
+    1 << (usize::BITS - 1 - fit.leading_zeros())
+}
+
+/// Uploads `bases` a chunk at a time into one device buffer (of at most
+/// [`chunk_points`] points) and calls `f(buffer, first index, points)` on
+/// each chunk, summing the results.
+fn chunked<G: DeviceGroup>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    what: &str,
+    mut f: impl FnMut(&CudaSlice<u64>, usize, usize) -> Result<G::Projective>,
+) -> Result<G::Projective> {
+    let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+    let mut acc = G::Projective::identity();
+    let mut d_bases = gpu.zeros::<u64>(G::Affine::WORDS * bases.len().min(chunk), what)?;
+    for (i, part) in bases.chunks(chunk).enumerate() {
+        gpu.stream.memcpy_htod(limbs(part), &mut d_bases.slice_mut(..G::Affine::WORDS * part.len())).map_err(cuda_err(what))?;
+        acc += f(&d_bases, i * chunk, part.len())?;
+    }
+    Ok(acc)
+}
+
 /// Σ bases[i] over set bits of `bitmap` (u64 words, bit i of word i/64;
-/// at least bases.len() bits).
+/// at least bases.len() bits), a chunk of bases at a time.
 pub fn batch_add<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
     let n = bases.len();
     if n == 0 {
         return Ok(G::Projective::identity());
     }
-    let d_bases = gpu.upload(limbs(bases), "upload batch-add bases")?;
     let d_bits = gpu.upload(&bitmap[..n.div_ceil(64)], "upload bitmap")?;
     // One partial per launched thread; threads past the end sum nothing.
-    let threads = n.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * threads, "alloc batch-add partials")?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
-    b.arg(&d_bases).arg(&d_bits).arg(&n).arg(&BATCH_CHUNK).arg(&mut partials);
-    // SAFETY: (const affine_t*, const uint64_t*, size_t, size_t, xyzz_t*); the grid
-    // has exactly `threads` threads and partials one slot each.
-    unsafe { b.launch(grid(threads)) }.map_err(cuda_err(G::BATCH_ADD))?;
-    Ok(reduce::<G>(gpu, &partials, threads, 1)?[0])
+    let max_threads = n.min(chunk_points::<G>(gpu.settings.gpu_chunk)).div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
+    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * max_threads, "alloc batch-add partials")?;
+    chunked::<G>(gpu, bases, "upload batch-add bases", |d_bases, first, len| {
+        let threads = len.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
+        let bits = d_bits.slice(first / 64..(first + len).div_ceil(64));
+        let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
+        b.arg(d_bases).arg(&bits).arg(&len).arg(&BATCH_CHUNK).arg(&mut partials);
+        // SAFETY: (const affine_t*, const uint64_t*, size_t, size_t, xyzz_t*); the grid
+        // has exactly `threads` ≤ max_threads threads and partials one slot each; the
+        // bitmap view starts at the chunk's first point (a multiple of 64) and covers it.
+        unsafe { b.launch(grid(threads)) }.map_err(cuda_err(G::BATCH_ADD))?;
+        Ok(reduce::<G>(gpu, &partials, threads, 1)?[0])
+    })
 }
 
 /// Σ scalars[i]·bases[i] (equal lengths, scalars in Montgomery form).
@@ -336,13 +383,48 @@ pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// overwritten: converted out of Montgomery form in place).
+/// The bases go up a chunk at a time ([`chunk_points`]), each chunk its own
+/// Pippenger MSM, summed here.
 pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>) -> Result<G::Projective> {
     let n = bases.len();
     if n == 0 {
         return Ok(G::Projective::identity());
     }
-    let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
-    msm_resident::<G>(gpu, &d_bases, n, d_scalars, MsmTuning::for_points(n), None)
+    let d_scalars = &mut d_scalars.slice_mut(..);
+    chunked::<G>(gpu, bases, "upload MSM bases", |d_bases, first, len| {
+        let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
+        msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
+    })
+}
+
+/// Device bytes [`msm_resident`] allocates for `n` points with `tuning`
+/// (sort buffers, bucket table, accumulation levels, segment sums and the
+/// reduced window sums), beside the bases and scalars it is given.
+pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize {
+    let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
+    let nb = 1u32 << c;
+    let windows = 255u32.div_ceil(c) as usize;
+    let segments = (nb - 1).div_ceil(SEGMENT) as usize;
+    SortBuffers::bytes(n, nb)
+        + 8 * G::XYZZ_WORDS * nb as usize * windows
+        + Levels::bytes::<G>(n.div_ceil(k as usize), block)
+        + 8 * G::XYZZ_WORDS * windows * segments
+        + 8 * G::JAC_WORDS * windows
+}
+
+/// Device bytes [`msm_device_scalars`] holds at once for `n` bases beside
+/// the scalars: one chunk of bases and its MSM's buffers.
+pub fn msm_chunked_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let m = n.min(chunk_points::<G>(chunk_bytes));
+    8 * G::Affine::WORDS * m + msm_resident_bytes::<G>(m, MsmTuning::for_points(m))
+}
+
+/// Device bytes [`batch_add`] holds at once for `n` bases: the bitmap, one
+/// chunk of bases, the partial sums and the reduced point.
+pub fn batch_add_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let m = n.min(chunk_points::<G>(chunk_bytes));
+    let threads = m.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
+    8 * n.div_ceil(64) + 8 * G::Affine::WORDS * m + 8 * G::XYZZ_WORDS * threads + 8 * G::JAC_WORDS
 }
 
 /// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
@@ -355,7 +437,7 @@ pub fn msm_resident<G: DeviceGroup>(
     gpu: &Exec,
     d_bases: &CudaSlice<u64>,
     n: usize,
-    d_scalars: &mut CudaSlice<u64>,
+    d_scalars: &mut CudaViewMut<'_, u64>,
     tuning: MsmTuning,
     mut profile: Option<&mut MsmProfile>,
 ) -> Result<G::Projective> {
@@ -398,13 +480,14 @@ pub fn msm_resident<G: DeviceGroup>(
 
     for w in 0..windows {
         gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
+        let scalars = d_scalars.as_view();
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_histogram"));
-        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.counts);
+        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.counts);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
         sort.scan(gpu, k)?;
         let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scatter"));
-        l.arg(&*d_scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
+        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
         // at most n positions are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;

@@ -57,17 +57,40 @@ fn power_tables(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<P
     Ok(PowerTables { lo, hi, lg_lo })
 }
 
-/// `out[i] = base^i` for i < len, on the device (4·len u64 words).
-pub fn powers(gpu: &Exec, base: Scalar, len: usize) -> Result<CudaSlice<u64>> {
-    let t = power_tables(gpu, base, Scalar::ONE, len)?;
-    let mut out = gpu.zeros::<u64>(4 * len, "alloc twiddles")?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_powers_tab"));
-    b.arg(&mut out).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&len);
-    // SAFETY: (fr_t*, const fr_t*, const fr_t*, unsigned, size_t); out holds len scalars and
-    // the tables cover every i < len.
-    unsafe { b.launch(grid(len)) }.map_err(cuda_err("fr_powers_tab"))?;
-    Ok(out)
+/// What `fr_ntt_pass` needs for the twiddles of one transform size and
+/// direction (cuda/ntt.cu): `roots[i] = w_(2^NTT_TILE_LG)^i` for i <
+/// 2^(NTT_TILE_LG−1) and power tables of the domain's root w (or w⁻¹) over
+/// n/2 exponents. A few MiB at 2^27, where a full table of w^i would take 2 GiB.
+pub struct Twiddles {
+    roots: CudaSlice<u64>,
+    tables: PowerTables,
 }
+
+impl Twiddles {
+    pub fn new(gpu: &Exec, lg_n: u32, inverse: bool) -> Result<Self> {
+        let inv = |w: Scalar| if inverse { w.invert().unwrap() } else { w };
+        let roots = powers_by_exponentiation(gpu, inv(root_of_unity(NTT_TILE_LG)), Scalar::ONE, 1 << (NTT_TILE_LG - 1))?;
+        let tables = power_tables(gpu, inv(root_of_unity(lg_n)), Scalar::ONE, ((1usize << lg_n) / 2).max(1))?;
+        Ok(Twiddles { roots, tables })
+    }
+
+    /// Device bytes of the tables for a 2^lg_n transform.
+    pub fn bytes(lg_n: u32) -> usize {
+        let half = ((1usize << lg_n) / 2).max(1);
+        let lg_lo = LG_LO.min(half.next_power_of_two().trailing_zeros());
+        32 * ((1 << (NTT_TILE_LG - 1)) + (1 << lg_lo) + half.div_ceil(1 << lg_lo))
+    }
+}
+
+/// Dynamic shared memory of one `fr_ntt_pass` block: the tile, and after the
+/// first pass its twiddles and column factors (32 B per scalar).
+fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
+    let (tile, cols) = (1u32 << (k + lg_t), 1u32 << lg_t);
+    32 * if s0 == 0 { tile } else { tile + (tile - cols) + k * cols }
+}
+
+/// The most any pass asks for (set as the kernel's limit when the module loads).
+pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
 
 /// `data[i] *= scale·base^i` for i < n.
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
@@ -99,10 +122,11 @@ fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
     passes
 }
 
-/// In-place NTT of n = 2^lg_n scalars with twiddle table `tw` (w^i, i < n/2):
-/// natural order in and out, no scaling. A bit reversal, then the lg_n
-/// radix-2 stages in passes of up to 10 stages each in shared memory.
-pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32) -> Result<()> {
+/// In-place NTT of n = 2^lg_n scalars with the twiddles `tw` of w (or w⁻¹
+/// for the inverse transform, unscaled): natural order in and out. A bit
+/// reversal, then the lg_n radix-2 stages in passes of up to 10 stages each
+/// in shared memory.
+pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
     let n = 1usize << lg_n;
     if n == 1 {
         return Ok(());
@@ -116,12 +140,15 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &CudaSlice<u64>, lg_n: u32
         let cfg = LaunchConfig {
             grid_dim: ((n >> (k + lg_t)) as u32, 1, 1),
             block_dim: ((tile / 2).min(NTT_THREADS), 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
         };
+        let t = &tw.tables;
         let mut b = gpu.stream.launch_builder(gpu.kernel("fr_ntt_pass"));
-        b.arg(&mut *data).arg(tw).arg(&lg_n).arg(&s0).arg(&k).arg(&lg_t);
-        // SAFETY: (fr_t*, const fr_t*, unsigned ×4); the blocks cover the n scalars exactly once
-        // (n / tile blocks of `tile` scalars), tw holds n/2 scalars.
+        b.arg(&mut *data).arg(&tw.roots).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&lg_n).arg(&s0).arg(&k).arg(&lg_t);
+        // SAFETY: (fr_t*, const fr_t* ×3, unsigned ×5); the blocks cover the n scalars exactly
+        // once (n / tile blocks of `tile` scalars); roots holds 2^(NTT_TILE_LG-1) scalars and
+        // the power tables cover every exponent below n/2; shared memory as the kernel lays it
+        // out, within NTT_MAX_SHARED_BYTES.
         unsafe { b.launch(cfg) }.map_err(cuda_err("fr_ntt_pass"))?;
     }
     Ok(())
@@ -135,6 +162,15 @@ pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<C
     Ok(d)
 }
 
+/// Device bytes [`quotient`] holds at its peak for a domain of n, with its
+/// a, b, c uploaded (3 · 32 · n, on the fallback path; pre-staged, they are
+/// counted in phase 1): the inputs, both directions' twiddles and one set of
+/// coset power tables.
+pub fn quotient_bytes(n: usize) -> usize {
+    let lg_n = n.trailing_zeros();
+    3 * 32 * n + 2 * Twiddles::bytes(lg_n) + 32 * ((1 << LG_LO) + n.div_ceil(1 << LG_LO)) + 32
+}
+
 /// See [`crate::backend::Backend::quotient`]; `da`, `db`, `dc` hold the
 /// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
 /// form) and are consumed: b and c are dropped (freed, or handed back to the
@@ -142,9 +178,8 @@ pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<C
 /// coefficients on the device, in `da`'s buffer.
 pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: usize) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
-    let omega = root_of_unity(lg_n);
-    let tw_fwd = powers(gpu, omega, (n / 2).max(1))?;
-    let tw_inv = powers(gpu, omega.invert().unwrap(), (n / 2).max(1))?;
+    let tw_fwd = Twiddles::new(gpu, lg_n, false)?;
+    let tw_inv = Twiddles::new(gpu, lg_n, true)?;
     let g = Scalar::MULTIPLICATIVE_GENERATOR;
     let n_inv = Scalar::from(n as u64).invert().unwrap();
 

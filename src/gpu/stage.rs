@@ -23,31 +23,51 @@ use crate::backend::{Abc, Admission, Staged};
 use crate::config::FaultPhase;
 use crate::error::Result;
 
-/// Bytes per domain element that a call's phase 2 may allocate beyond its
-/// staged inputs (fallback a/b/c uploads and twiddles in the NTT: 128 B;
-/// bases, scalars, sort keys and bucket partials in the H-MSM: about 150 B).
-/// Admission keeps this much free for whichever worker is computing.
-pub const COMPUTE_PEAK_BYTES_PER_ELEMENT: usize = 160;
+/// The key's vector lengths in points (set in phase 0), which bound the
+/// device memory of phase 2's steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyShape {
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b_g1: usize,
+    pub b_g2: usize,
+}
 
-/// Bytes per b_g2 point that phase 2's G2 steps may allocate: the bases
-/// (192 B) and partial sums of the batch addition (200 B in all), or with
-/// `SUPRASEAL_C2_G2_MSM=gpu` the MSM's bases, scalars, sort keys and bucket
-/// partials (256 B). The reserve is the larger of the two kinds of step,
-/// since phase 2 frees each step's buffers before the next.
-pub fn g2_peak_bytes_per_point(g2_msm_on_device: bool) -> usize {
-    if g2_msm_on_device {
-        256
-    } else {
-        200
+impl KeyShape {
+    pub fn of(srs: &crate::srs::Srs) -> Self {
+        KeyShape { h: srs.h.len(), l: srs.l.len(), a: srs.a.len(), b_g1: srs.b_g1.len(), b_g2: srs.b_g2.len() }
     }
 }
 
-/// Bytes of the largest MSM bucket table phase 2 may hold beside the
-/// per-element and per-point peaks above (`MsmTuning::bucket_bytes` for the
-/// default tuning of `points` points; G2's 384-byte points when its MSM runs
-/// on the device, G1's 192 otherwise).
-pub fn msm_bucket_bytes(points: usize, g2_msm_on_device: bool) -> usize {
-    super::MsmTuning::for_points(points).bucket_bytes(if g2_msm_on_device { 384 } else { 192 })
+/// Device bytes one circuit's phase 2 holds at its peak, for a domain of n
+/// and a key of shape `key` under `settings` (the G2 MSMs' placement, the
+/// chunk size), on the fallback path (a, b, c uploaded in phase
+/// 2; pre-staged, they are counted in phase 1 and the peak is the same or
+/// lower). Phase 2's steps run one after another and each frees its buffers
+/// before the next, so the peak is the largest step:
+/// - the quotient: a, b, c and the twiddle tables ([`super::ntt::quotient_bytes`]);
+/// - the H-MSM: the n coefficients (32 B each) and one chunk of bases with
+///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]);
+/// - each G1 sum (L, A′, B′): its scalars (at most one per base) and a
+///   chunked MSM, or a chunked batch addition;
+/// - B′ in G2: the batch addition, and with `g2_msm_on_device` the MSM.
+///
+/// Admission reserves this for whichever call computes, and the fallback
+/// needs no more than it (`gpu_proofs` checks the measured high-water mark
+/// against it).
+pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
+    use super::msm::{batch_add_bytes, msm_chunked_bytes, G1, G2};
+    let chunk = settings.gpu_chunk;
+    let quotient = super::ntt::quotient_bytes(n);
+    let h = 32 * n + msm_chunked_bytes::<G1>(key.h, chunk);
+    let g1 = [key.l, key.a, key.b_g1]
+        .into_iter()
+        .map(|m| (32 * m + msm_chunked_bytes::<G1>(m, chunk)).max(batch_add_bytes::<G1>(m, chunk)))
+        .max()
+        .unwrap_or(0);
+    let g2_msm = if settings.g2_msm_on_device { 32 * key.b_g2 + msm_chunked_bytes::<G2>(key.b_g2, chunk) } else { 0 };
+    quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, chunk)).max(g2_msm)
 }
 
 /// The key's query vectors uploaded in phase 2 (h, l, a, b_g1, b_g2), registered with
@@ -225,9 +245,8 @@ impl GpuBackend {
             Ok(m) => m,
             Err(e) => return Admission::Fallback(e.message),
         };
-        let g2_points = self.key_g2_points.load(std::sync::atomic::Ordering::SeqCst);
-        let peak = (COMPUTE_PEAK_BYTES_PER_ELEMENT * n).max(g2_peak_bytes_per_point(settings.g2_msm_on_device) * g2_points)
-            + msm_bucket_bytes(n.max(g2_points), settings.g2_msm_on_device);
+        let key = *self.key_shape.lock().unwrap_or_else(|p| p.into_inner());
+        let peak = compute_peak_bytes(n, &key, settings);
         let reserve = settings.vram_margin + peak;
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
         // can serve only pre-stages, not a computing call's phase 2 (compute

@@ -26,12 +26,6 @@ impl MsmTuning {
         MsmTuning { window_bits, points_per_thread: 32, block: 128 }
     }
 
-    /// Device bytes of the all-windows bucket table for points of
-    /// `point_bytes` bytes (xyzz: 192 in G1, 384 in G2): ⌈255/c⌉ · 2^c points.
-    pub fn bucket_bytes(&self, point_bytes: usize) -> usize {
-        255usize.div_ceil(self.window_bits as usize) * (point_bytes << self.window_bits)
-    }
-
     /// Panics on a choice the kernels cannot run (a programming error).
     pub fn check(&self) {
         assert!((1..=20).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);

@@ -31,6 +31,92 @@ pub(crate) trait Source: Sync {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()>;
     /// The bytes at `offset..offset + len` are decoded and not needed again.
     fn release(&self, _offset: u64, _len: usize) {}
+    /// A reader of its own for one reader thread, for reads of at most
+    /// `max_read` bytes (`None`: the thread reads through [`Source::read_at`]).
+    fn reader(&self, _direct: bool, _max_read: usize) -> Option<OwnReader<'_>> {
+        None
+    }
+}
+
+/// A reader thread's own descriptor of the params file: its own readahead
+/// state (one shared descriptor sees the threads' sequential streams as one
+/// random stream), or with `O_DIRECT` no page cache at all, read through an
+/// aligned buffer.
+pub(crate) struct OwnReader<'a> {
+    file: std::fs::File,
+    path: &'a Path,
+    len: u64,
+    direct: Option<Aligned>,
+}
+
+/// A page-aligned buffer for `O_DIRECT` reads.
+struct Aligned {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the buffer is owned by one reader and only moves with it.
+unsafe impl Send for Aligned {}
+
+const DIRECT_ALIGN: usize = 4096;
+
+impl Aligned {
+    fn new(len: usize) -> Option<Self> {
+        let layout = std::alloc::Layout::from_size_align(len.max(1).next_multiple_of(DIRECT_ALIGN), DIRECT_ALIGN).ok()?;
+        // SAFETY: non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        (!ptr.is_null()).then_some(Aligned { ptr, layout })
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+fn short_read(path: &Path, end: u64, len: u64) -> Error {
+    Error::new(
+        code::EIO,
+        format!(
+            "{}: the file ended before byte {end} while it was being read ({len} bytes when the load began): it was truncated or replaced during the load",
+            path.display(),
+        ),
+    )
+}
+
+impl OwnReader<'_> {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let end = offset + buf.len() as u64;
+        let Some(al) = &self.direct else {
+            return self.file.read_exact_at(buf, offset).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    short_read(self.path, end, self.len)
+                } else {
+                    Error::io(self.path, "read params file", &e)
+                }
+            });
+        };
+        let first = offset / DIRECT_ALIGN as u64 * DIRECT_ALIGN as u64;
+        let span = (end - first) as usize;
+        let want = span.next_multiple_of(DIRECT_ALIGN);
+        assert!(want <= al.layout.size(), "direct read of {want} B into {} B", al.layout.size());
+        // SAFETY: the buffer holds `layout.size()` ≥ want bytes, owned here.
+        let aligned = unsafe { std::slice::from_raw_parts_mut(al.ptr, want) };
+        let mut got = 0;
+        while got < span {
+            match self.file.read_at(&mut aligned[got..], first + got as u64) {
+                Ok(0) => return Err(short_read(self.path, end, self.len)),
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(self.path, "read params file (O_DIRECT)", &e)),
+            }
+        }
+        let skip = (offset - first) as usize;
+        buf.copy_from_slice(&aligned[skip..skip + buf.len()]);
+        Ok(())
+    }
 }
 
 /// An open params file.
@@ -48,19 +134,19 @@ impl Source for File<'_> {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         self.file.read_exact_at(buf, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::new(
-                    code::EIO,
-                    format!(
-                        "{}: the file ended before byte {} while it was being read ({} bytes when the load began): it was truncated or replaced during the load",
-                        self.path.display(),
-                        offset + buf.len() as u64,
-                        self.len
-                    ),
-                )
+                short_read(self.path, offset + buf.len() as u64, self.len)
             } else {
                 Error::io(self.path, "read params file", &e)
             }
         })
+    }
+
+    fn reader(&self, direct: bool, max_read: usize) -> Option<OwnReader<'_>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = if direct { libc::O_DIRECT } else { 0 };
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(format!("/proc/self/fd/{}", self.file.as_raw_fd())).ok()?;
+        let direct = if direct { Some(Aligned::new(max_read + 2 * DIRECT_ALIGN)?) } else { None };
+        Some(OwnReader { file, path: self.path, len: self.len, direct })
     }
 
     fn release(&self, offset: u64, len: usize) {
@@ -440,10 +526,19 @@ fn chunk_points(point_bytes: usize) -> usize {
     (kib * 1024 / point_bytes).max(1)
 }
 
+/// How reader threads read (`SUPRASEAL_C2_LOAD_IO` while tuning): 0 the
+/// shared descriptor, 1 one descriptor each, 2 one each with `O_DIRECT`.
+fn io_mode() -> u32 {
+    std::env::var("SUPRASEAL_C2_LOAD_IO").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)
+}
+
 /// Reader threads (`SUPRASEAL_C2_LOAD_READERS` while tuning).
 fn readers() -> usize {
     std::env::var("SUPRASEAL_C2_LOAD_READERS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(16)
 }
+
+/// Decodes chunk c's bytes into its slots.
+type DecodeChunk<'a, T> = dyn Fn(usize, &mut [std::mem::MaybeUninit<T>], &[u8]) -> Result<()> + Sync + 'a;
 
 /// The read-ahead pipeline: `readers` threads take chunk numbers in file
 /// order, read each into a free buffer and pass it on; the decode threads
@@ -458,7 +553,7 @@ fn read_ahead<S: Source, T: Send>(
     chunk: usize,
     readers: usize,
     spare: &mut [std::mem::MaybeUninit<T>],
-    decode_chunk: &(dyn Fn(usize, &mut [std::mem::MaybeUninit<T>], &[u8]) -> Result<()> + Sync),
+    decode_chunk: &DecodeChunk<'_, T>,
 ) -> Result<bool> {
     use std::sync::atomic::{AtomicBool, AtomicUsize};
     use std::sync::{mpsc, Mutex};
@@ -478,6 +573,11 @@ fn read_ahead<S: Source, T: Send>(
         for r in 0..readers {
             let full_tx = full_tx.clone();
             let (next, stop, free_rx) = (&next, &stop, &free_rx);
+            let mut own = match io_mode() {
+                1 => src.reader(false, chunk * point_bytes),
+                2 => src.reader(true, chunk * point_bytes),
+                _ => None,
+            };
             let read = move || loop {
                 if stop.load(Ordering::Relaxed) {
                     return;
@@ -490,7 +590,12 @@ fn read_ahead<S: Source, T: Send>(
                 let Ok(mut buf) = free_rx.lock().expect("free buffers").recv() else { return };
                 let first = c * chunk;
                 buf.resize((chunk.min(s.count - first)) * point_bytes, 0);
-                let got = src.read_at(&mut buf, s.start + (first * point_bytes) as u64).map(|()| buf);
+                let at = s.start + (first * point_bytes) as u64;
+                let got = match own.as_mut() {
+                    Some(r) => r.read_at(&mut buf, at),
+                    None => src.read_at(&mut buf, at),
+                }
+                .map(|()| buf);
                 if full_tx.send((c, got)).is_err() {
                     return;
                 }
