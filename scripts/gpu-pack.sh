@@ -107,7 +107,7 @@ what=${1:-tests}
     ./sppark_bench; echo "rc=$?"
     ./gpu_bench; echo "rc=$?"
     ;;
-  reference|porep-ours|porep-upstream|porep-file)
+  reference|porep-ours|porep-upstream|porep-file|porep-same-run)
     # GPU samples beside the run: memory used (MiB) and utilisation every
     # 100 ms; gpu-samples.py cuts them into the bench rows' windows.
     nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/nvsmi-$what.csv" &
@@ -147,6 +147,28 @@ what=${1:-tests}
       ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers ${WORKERS:-1,2,3} --partitions ${PARTITIONS:-1} --batch 2 --witnesses 1 \
         --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
       rm -f "$PWD/p32.params"
+      ;;
+    porep-same-run)
+      # ours and upstream 0.1.2 on the same file in one run: ours W = 1, 2
+      # with and without a 16 GiB card, then upstream W = 1, 2; same seed,
+      # so the proofs must be byte-identical.
+      df -h "$PWD" | tail -n 1
+      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out "$PWD/p32.params"; echo "rc=$?"
+      sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
+      echo "== porep-32g, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, modes ${MODES:-two,two-limit=16384}, G2 MSM on ${G2:-gpu}"
+      SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2=warn SUPRASEAL_C2_G2_MSM=${G2:-gpu} ./supraseal-c2 bench --shape porep-32g --params "$PWD/p32.params" --seed 1 \
+        --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 \
+        --proofs-out "$OUT/proofs-32g-ours.txt"; echo "rc=$?"
+      sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
+      echo "== porep-32g, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}"
+      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 \
+        --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
+      rm -f "$PWD/p32.params"
+      python3 - "$OUT/proofs-32g-ours.txt" "$OUT/proofs-32g-upstream.txt" <<'PY' || true
+import sys
+a, b = (open(p).read().split("\n") for p in sys.argv[1:3])
+print(f"proofs: ours {len(a)} lines, upstream {len(b)} lines")
+PY
       ;;
     porep-file)
       df -h "$PWD" | tail -n 1

@@ -10,7 +10,7 @@
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
-//! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference) or `gpu` (on the device, under the compute lock) | `cpu` |
+//! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! Two switches are read by `create_SRS` (the params load), not by proving calls:
 //!
@@ -58,6 +58,10 @@ pub struct Settings {
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
     pub g2_msm_on_device: bool,
+    /// `SUPRASEAL_C2_G2_MSM=auto` (the default): the GPU backend sets
+    /// `g2_msm_on_device` from the host's CPU threads and the device
+    /// ([`g2_msm_on_device_auto`]).
+    pub g2_msm_auto: bool,
     /// `SUPRASEAL_C2_GPU_CHUNK_MB`, in bytes: bases one MSM or batch-addition
     /// chunk holds on the device.
     pub gpu_chunk: usize,
@@ -140,7 +144,7 @@ fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
 
 impl Default for Settings {
     /// Every switch at its default (two locks, pre-staging on, 512 MiB margin,
-    /// G2 MSMs on the CPU, 768 MiB chunks).
+    /// the G2 MSMs' placement chosen per host, 768 MiB chunks).
     fn default() -> Self {
         Settings {
             locks: LockMode::Two,
@@ -149,6 +153,7 @@ impl Default for Settings {
             vram_limit: None,
             fault: None,
             g2_msm_on_device: false,
+            g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
         }
     }
@@ -175,10 +180,11 @@ impl Settings {
             Some("off") => false,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {v:?} but must be on or off"))),
         };
-        let g2_msm_on_device = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
-            None | Some("cpu") => false,
-            Some("gpu") => true,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {v:?} but must be cpu or gpu"))),
+        let (g2_msm_on_device, g2_msm_auto) = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
+            None | Some("auto") => (false, true),
+            Some("cpu") => (false, false),
+            Some("gpu") => (true, false),
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {v:?} but must be auto, cpu or gpu"))),
         };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
@@ -201,6 +207,7 @@ impl Settings {
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
             g2_msm_on_device,
+            g2_msm_auto,
             gpu_chunk: match mib(&var, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
                 None => GPU_CHUNK_DEFAULT,
                 Some(0) => return Err(Error::invalid("SUPRASEAL_C2_GPU_CHUNK_MB is 0 but must be at least 1 MiB".to_string())),
@@ -220,9 +227,37 @@ impl Settings {
     }
 }
 
+/// Where the G2 MSMs of B′ go by default: on the device when the CPU
+/// threads would take longer for them than the device takes for the rest of
+/// phase 2 (they run beside it, so only the excess costs). From the H200
+/// host at 2^24 (16 threads, 132 SMs at 1,980 MHz): 2.29 s of CPU G2 MSMs
+/// against 0.74 s of compute-lock hold per partition. Both are scaled, the
+/// CPU by its thread count and the device by SMs × clock, and both grow
+/// alike with the partition's size, so the choice does not depend on it:
+/// the device wins below about 50 threads with an H200, about 36 with a
+/// 76-SM card at 2.5 GHz.
+pub fn g2_msm_on_device_auto(cpu_threads: usize, sms: usize, clock_mhz: usize) -> bool {
+    let cpu_s = 2.29 * 16.0 / cpu_threads.max(1) as f64;
+    let device_s = 0.74 * (132.0 * 1980.0) / (sms.max(1) * clock_mhz.max(1)) as f64;
+    cpu_s > device_s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn g2_placement_follows_the_threads_and_the_device() {
+        // The measured host: the device.
+        assert!(g2_msm_on_device_auto(16, 132, 1980));
+        // Many threads beside the same card: the CPU.
+        assert!(!g2_msm_on_device_auto(64, 132, 1980));
+        // A smaller card moves the break-even down (76 SMs at 2.5 GHz: ~36 threads).
+        assert!(g2_msm_on_device_auto(32, 76, 2505));
+        assert!(!g2_msm_on_device_auto(40, 76, 2505));
+        // Unknown attributes (0) do not divide by zero.
+        let _ = g2_msm_on_device_auto(0, 0, 0);
+    }
 
     #[test]
     fn effective_free_models_a_smaller_card() {

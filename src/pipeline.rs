@@ -229,6 +229,9 @@ pub struct CallReport {
     pub error: Option<String>,
     /// Phase 1 step by step ([`Backend::stage_detail`]), where measured.
     pub stage_detail: Option<String>,
+    /// Where the G2 MSMs of B′ ran: "cpu" or "gpu" (`SUPRASEAL_C2_G2_MSM`,
+    /// or its `auto` choice).
+    pub g2_msm: &'static str,
 }
 
 impl CallReport {
@@ -261,6 +264,7 @@ impl CallReport {
             g2_ms = ms(t.g2),
             unpin_ms = ms(t.unpin),
             stage_detail = self.stage_detail.as_deref().unwrap_or(""),
+            g2_msm = self.g2_msm,
             error = self.error.as_deref().unwrap_or(""),
             "proving call"
         );
@@ -322,6 +326,12 @@ pub fn prove<B: Backend + ?Sized>(
         thread: std::thread::current().id(),
         error: None,
         stage_detail: None,
+        g2_msm: match (backend.g2_msm_on_device(), settings.g2_msm_auto && backend.name() == "gpu") {
+            (true, true) => "gpu (auto)",
+            (false, true) => "cpu (auto)",
+            (true, false) => "gpu",
+            (false, false) => "cpu",
+        },
     };
 
     // Phase 0.
@@ -381,12 +391,19 @@ pub fn prove<B: Backend + ?Sized>(
 /// worker of the global pool: phase 2 waits for the plans while holding the
 /// compute lock, and if the plans' parallel work were queued on the global
 /// pool, a caller occupying its only (or every) worker would wait forever.
-fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+fn cpu_pool() -> &'static Option<rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}")).build().ok()
-    });
-    match pool {
+    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}")).build().ok())
+}
+
+/// Threads of the pool that runs the CPU side of a call (the split-MSM
+/// plans and, on the CPU, the G2 MSMs).
+pub fn cpu_threads() -> usize {
+    cpu_pool().as_ref().map_or(1, |p| p.current_num_threads())
+}
+
+fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match cpu_pool() {
         Some(p) => p.install(f),
         // Could not start threads: run here (a caller inside a saturated
         // global pool may then wait, as before this pool existed).

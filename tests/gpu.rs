@@ -248,7 +248,7 @@ fn gpu_batch_addition_matches_cpu() {
 fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
     let gpu = match supraseal_c2::gpu::GpuBackendHandle::open_with(
         0,
-        supraseal_c2::config::Settings { g2_msm_on_device: true, ..Default::default() },
+        supraseal_c2::config::Settings { g2_msm_on_device: true, g2_msm_auto: false, ..Default::default() },
     ) {
         Ok(g) => g,
         Err(why) => {
@@ -395,7 +395,7 @@ fn gpu_with(settings: supraseal_c2::config::Settings) -> Option<supraseal_c2::gp
 /// over several chunks, the last one partial, give the CPU's points.
 #[test]
 fn gpu_chunked_msm_and_batch_addition_match_cpu() {
-    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, g2_msm_on_device: true, ..Default::default() };
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, g2_msm_on_device: true, g2_msm_auto: false, ..Default::default() };
     let Some(gpu) = gpu_with(settings) else { return };
     let s = seed();
     let mut rng = ChaCha20Rng::seed_from_u64(s + 31);
@@ -428,13 +428,13 @@ fn gpu_phase2_peak_is_within_the_formula() {
     use supraseal_c2::gpu::stage::{compute_peak_bytes, KeyShape};
     let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
     for g2_msm_on_device in [false, true] {
-        let settings = supraseal_c2::config::Settings { g2_msm_on_device, ..Default::default() };
+        let settings = supraseal_c2::config::Settings { g2_msm_on_device, g2_msm_auto: false, ..Default::default() };
         let peak = compute_peak_bytes(1 << 27, &porep, &settings);
         eprintln!("porep-32g phase-2 peak (G2 MSM on device: {g2_msm_on_device}): {:.2} GiB", peak as f64 / (1u64 << 30) as f64);
         assert!(peak <= 27 << 29, "porep-32g peak {peak} B exceeds 13.5 GiB");
     }
 
-    let settings = supraseal_c2::config::Settings { gpu_chunk: 16 << 20, g2_msm_on_device: true, ..Default::default() };
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 16 << 20, g2_msm_on_device: true, g2_msm_auto: false, ..Default::default() };
     let Some(gpu) = gpu_with(settings) else { return };
     let s = seed();
     let n = 1usize << 20.min(max_log());

@@ -272,6 +272,16 @@ impl Gpu {
         &self.funcs[name]
     }
 
+    /// Streaming multiprocessors (0 if the driver does not say).
+    pub fn multiprocessors(&self) -> usize {
+        self.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_or(0, |v| v.max(0) as usize)
+    }
+
+    /// Peak SM clock in MHz (0 if the driver does not say).
+    pub fn clock_mhz(&self) -> usize {
+        self.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).map_or(0, |v| v.max(0) as usize / 1000)
+    }
+
     /// Free and total device memory in bytes (`cuMemGetInfo`: a query, it
     /// waits for nothing).
     pub fn mem_info(&self) -> Result<(usize, usize)> {

@@ -191,8 +191,15 @@ impl GpuBackend {
     /// Opens device `ordinal` with two new streams. Errors: `ENODEV` (no
     /// libcuda or no such device), CUDA error numbers (context, module or
     /// stream creation).
-    pub fn new(ordinal: usize, settings: crate::config::Settings) -> Result<Self> {
+    pub fn new(ordinal: usize, mut settings: crate::config::Settings) -> Result<Self> {
         let gpu = device::device(ordinal)?;
+        if settings.g2_msm_auto {
+            settings.g2_msm_on_device = crate::config::g2_msm_on_device_auto(
+                crate::pipeline::cpu_threads(),
+                gpu.multiprocessors(),
+                gpu.clock_mhz(),
+            );
+        }
         let upload = gpu.new_stream()?;
         let exec = device::Exec::new(gpu, settings)?;
         exec.gpu.active.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
