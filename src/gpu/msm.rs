@@ -327,9 +327,12 @@ pub fn chunk_points<G: DeviceGroup>(chunk_bytes: usize) -> usize {
     1 << (usize::BITS - 1 - fit.leading_zeros())
 }
 
-/// Uploads `bases` a chunk at a time into one device buffer (of at most
-/// [`chunk_points`] points) and calls `f(buffer, first index, points)` on
-/// each chunk, summing the results.
+/// Uploads `bases` a chunk at a time and calls `f(buffer, first index,
+/// points)` on each chunk, summing the results. With two chunks or more,
+/// the uploads run on a stream of their own into two buffers in turn, so
+/// chunk i+1 goes up while chunk i computes (cudarc's events order each
+/// buffer's upload after the kernels that last read it, and those kernels
+/// after its upload).
 fn chunked<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
@@ -337,13 +340,34 @@ fn chunked<G: DeviceGroup>(
     mut f: impl FnMut(&CudaSlice<u64>, usize, usize) -> Result<G::Projective>,
 ) -> Result<G::Projective> {
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-    let mut acc = G::Projective::identity();
-    let mut d_bases = gpu.zeros::<u64>(G::Affine::WORDS * bases.len().min(chunk), what)?;
-    for (i, part) in bases.chunks(chunk).enumerate() {
-        gpu.stream.memcpy_htod(limbs(part), &mut d_bases.slice_mut(..G::Affine::WORDS * part.len())).map_err(cuda_err(what))?;
-        acc += f(&d_bases, i * chunk, part.len())?;
+    let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
+    let words = G::Affine::WORDS;
+    let upload = if parts.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
+    let stream = upload.as_ref().unwrap_or(&gpu.stream);
+    let mut bufs = vec![gpu.zeros::<u64>(words * bases.len().min(chunk), what)?];
+    if parts.len() > 1 {
+        bufs.push(gpu.zeros::<u64>(words * chunk, what)?);
     }
-    Ok(acc)
+    let put = |i: usize, bufs: &mut [CudaSlice<u64>]| -> Result<()> {
+        let part = parts[i];
+        stream.memcpy_htod(limbs(part), &mut bufs[i % 2].slice_mut(..words * part.len())).map_err(cuda_err(what))
+    };
+    let run = (|| {
+        let mut acc = G::Projective::identity();
+        put(0, &mut bufs)?;
+        for (i, part) in parts.iter().enumerate() {
+            if i + 1 < parts.len() {
+                put(i + 1, &mut bufs)?;
+            }
+            acc += f(&bufs[i % 2], i * chunk, part.len())?;
+        }
+        Ok(acc)
+    })();
+    // The host bases must outlive every copy from them, also after an error.
+    if let Some(up) = &upload {
+        up.synchronize().map_err(cuda_err("synchronize the chunk uploads"))?;
+    }
+    run
 }
 
 /// Σ bases[i] over set bits of `bitmap` (u64 words, bit i of word i/64;
@@ -412,19 +436,26 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
         + 8 * G::JAC_WORDS * windows
 }
 
-/// Device bytes [`msm_device_scalars`] holds at once for `n` bases beside
-/// the scalars: one chunk of bases and its MSM's buffers.
-pub fn msm_chunked_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    let m = n.min(chunk_points::<G>(chunk_bytes));
-    8 * G::Affine::WORDS * m + msm_resident_bytes::<G>(m, MsmTuning::for_points(m))
+/// Device bytes of the chunk buffers for `n` bases: one chunk, or two when
+/// there are several (uploads overlap the computation).
+fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let chunk = chunk_points::<G>(chunk_bytes);
+    8 * G::Affine::WORDS * if n > chunk { 2 * chunk } else { n }
 }
 
-/// Device bytes [`batch_add`] holds at once for `n` bases: the bitmap, one
-/// chunk of bases, the partial sums and the reduced point.
+/// Device bytes [`msm_device_scalars`] holds at once for `n` bases beside
+/// the scalars: the chunk buffers and one chunk's MSM buffers.
+pub fn msm_chunked_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let m = n.min(chunk_points::<G>(chunk_bytes));
+    chunk_buffers_bytes::<G>(n, chunk_bytes) + msm_resident_bytes::<G>(m, MsmTuning::for_points(m))
+}
+
+/// Device bytes [`batch_add`] holds at once for `n` bases: the bitmap, the
+/// chunk buffers, the partial sums and the reduced point.
 pub fn batch_add_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
     let m = n.min(chunk_points::<G>(chunk_bytes));
     let threads = m.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-    8 * n.div_ceil(64) + 8 * G::Affine::WORDS * m + 8 * G::XYZZ_WORDS * threads + 8 * G::JAC_WORDS
+    8 * n.div_ceil(64) + chunk_buffers_bytes::<G>(n, chunk_bytes) + 8 * G::XYZZ_WORDS * threads + 8 * G::JAC_WORDS
 }
 
 /// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
