@@ -501,7 +501,7 @@ fn decode_section<S: Source, T: Send>(
     let spare = &mut out.spare_capacity_mut()[..s.count];
     let n = s.count.div_ceil(chunk);
     // One chunk has nothing to overlap with.
-    let readers = if n < 2 { 0 } else { readers().min(n) };
+    let readers = if n < 2 { 0 } else { READERS.min(n) };
     if readers == 0 || !read_ahead(src, s, point_bytes, chunk, readers, spare, &decode_chunk)? {
         spare.par_chunks_mut(chunk).enumerate().try_for_each(|(c, slots)| {
             let mut buf = vec![0u8; slots.len() * point_bytes];
@@ -525,9 +525,7 @@ fn chunk_points(point_bytes: usize) -> usize {
 
 /// Reader threads: they sleep in `pread`, so they are not counted in the
 /// load's thread cap (16 and 32 measured alike, 64 slower).
-fn readers() -> usize {
-    16
-}
+const READERS: usize = 16;
 
 /// Decodes chunk c's bytes into its slots.
 type DecodeChunk<'a, T> = dyn Fn(usize, &mut [std::mem::MaybeUninit<T>], &[u8]) -> Result<()> + Sync + 'a;
