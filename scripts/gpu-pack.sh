@@ -66,6 +66,14 @@ what=${1:-tests}
     echo "== correctness bench: SHA-256 2^20, W = 1..4 x 20 proofs, three modes, every proof verified and compared"
     time ./supraseal-c2 bench --circuit sha256 --log-constraints 20 --workers 1,2,3,4 --partitions 20 --modes two,single,fallback; echo "rc=$?"
     ;;
+  quick)
+    echo "== 2^24 synthetic, ours: the key resident on the device (default) vs streamed per call (SUPRASEAL_C2_KEY_RESIDENT=off)"
+    for kr in auto off; do
+      SUPRASEAL_C2_KEY_RESIDENT=$kr SUPRASEAL_C2_LOG=supraseal_c2::gpu=info,supraseal_c2=warn ./supraseal-c2 bench --shape 2^24 --seed 1 --workers 1,2 --partitions 3 --modes two --witnesses 1 \
+        --proofs-out "$OUT/proofs-24-resident-$kr.txt"; echo "rc=$?"
+    done
+    cmp "$OUT/proofs-24-resident-auto.txt" "$OUT/proofs-24-resident-off.txt" && echo "2^24: resident and streamed proofs byte-identical"
+    ;;
   bench)
     echo "== throughput: synthetic 2^24 domain, single vs two locks, W = 1, 2, 3; two locks with a 16 GiB card"
     time ./supraseal-c2 bench --synthetic-log-domain ${LOG_DOMAIN:-24} --workers 1,2,3 --partitions ${PARTITIONS:-2} \
@@ -151,24 +159,29 @@ what=${1:-tests}
     porep-same-run)
       # ours and upstream 0.1.2 on the same file in one run: ours W = 1, 2
       # with and without a 16 GiB card, then upstream W = 1, 2; same seed,
-      # so the proofs must be byte-identical.
-      df -h "$PWD" | tail -n 1
-      time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out "$PWD/p32.params"; echo "rc=$?"
-      sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
-      echo "== porep-32g, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, modes ${MODES:-two,two-limit=16384}, G2 MSM on ${G2:-gpu}"
-      SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2=warn SUPRASEAL_C2_G2_MSM=${G2:-gpu} ./supraseal-c2 bench --shape porep-32g --params "$PWD/p32.params" --seed 1 \
-        --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 \
-        --proofs-out "$OUT/proofs-32g-ours.txt"; echo "rc=$?"
-      sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
-      echo "== porep-32g, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}"
-      ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params "$PWD/p32.params" --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 \
-        --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
-      rm -f "$PWD/p32.params"
-      python3 - "$OUT/proofs-32g-ours.txt" "$OUT/proofs-32g-upstream.txt" <<'PY' || true
-import sys
-a, b = (open(p).read().split("\n") for p in sys.argv[1:3])
-print(f"proofs: ours {len(a)} lines, upstream {len(b)} lines")
-PY
+      # so the proofs must be byte-identical. The file stays in /tmp with
+      # KEEP=1, and a later call on the still-warm machine reuses it;
+      # SKIP_OURS=1 or SKIP_UPSTREAM=1 leaves one library out. G2 unset: the
+      # default placement (auto); OURS_ENV: extra VAR=value pairs for ours.
+      p32=/tmp/p32.params
+      df -h /tmp | tail -n 1
+      if [ "$(stat -c %s $p32 2>/dev/null)" = 47373928632 ]; then echo "reusing $p32 (written by an earlier call on this machine)"
+      else time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $p32; echo "rc=$?"; fi
+      if [ -z "${SKIP_OURS:-}" ]; then
+        sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
+        echo "== porep-32g, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, modes ${MODES:-two,two-limit=16384}, G2 MSM ${G2:-default (auto)}, ${OURS_ENV:-default switches}"
+        env SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2=warn ${G2:+SUPRASEAL_C2_G2_MSM=$G2} ${OURS_ENV:-} ./supraseal-c2 bench --shape porep-32g --params $p32 --seed 1 \
+          --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 \
+          --proofs-out "$OUT/proofs-32g-ours.txt"; echo "rc=$?"
+      fi
+      if [ -z "${SKIP_UPSTREAM:-}" ]; then
+        sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
+        echo "== porep-32g, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}"
+        ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params $p32 --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 \
+          --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
+      fi
+      [ -n "${KEEP:-}" ] || rm -f $p32
+      [ -f "$OUT/proofs-32g-ours.txt" ] && [ -f "$OUT/proofs-32g-upstream.txt" ] && cmp "$OUT/proofs-32g-ours.txt" "$OUT/proofs-32g-upstream.txt" && echo "porep-32g: proofs byte-identical"
       ;;
     porep-file)
       df -h "$PWD" | tail -n 1

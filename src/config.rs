@@ -65,6 +65,11 @@ pub struct Settings {
     /// `SUPRASEAL_C2_GPU_CHUNK_MB`, in bytes: bases one MSM or batch-addition
     /// chunk holds on the device.
     pub gpu_chunk: usize,
+    /// `SUPRASEAL_C2_KEY_RESIDENT=auto` (the default): the GPU backend keeps
+    /// the key's bases on the device between calls where the card has room
+    /// for them beside two calls ([`crate::gpu::resident`]); `off` streams
+    /// them to the device in every call.
+    pub key_resident: bool,
 }
 
 /// Default of `SUPRASEAL_C2_GPU_CHUNK_MB` (768 MiB): a porep-32g partition
@@ -155,6 +160,7 @@ impl Default for Settings {
             g2_msm_on_device: false,
             g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
+            key_resident: true,
         }
     }
 }
@@ -186,6 +192,11 @@ impl Settings {
             Some("gpu") => (true, false),
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {v:?} but must be auto, cpu or gpu"))),
         };
+        let key_resident = match var("SUPRASEAL_C2_KEY_RESIDENT").as_deref() {
+            None | Some("auto") => true,
+            Some("off") => false,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {v:?} but must be auto or off"))),
+        };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
@@ -213,6 +224,7 @@ impl Settings {
                 Some(0) => return Err(Error::invalid("SUPRASEAL_C2_GPU_CHUNK_MB is 0 but must be at least 1 MiB".to_string())),
                 Some(b) => b,
             },
+            key_resident,
         })
     }
 
@@ -280,8 +292,8 @@ mod tests {
     fn defaults_and_every_switch_parse() {
         let d = parse(&[]).unwrap();
         assert_eq!(
-            (d.locks, d.prestage, d.vram_margin, d.vram_limit, d.fault, d.g2_msm_on_device),
-            (LockMode::Two, true, 512 << 20, None, None, false)
+            (d.locks, d.prestage, d.vram_margin, d.vram_limit, d.fault, d.g2_msm_on_device, d.key_resident),
+            (LockMode::Two, true, 512 << 20, None, None, false, true)
         );
         let s = parse(&[
             ("SUPRASEAL_C2_LOCKS", "Single"),
@@ -290,12 +302,14 @@ mod tests {
             ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16384"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "3@phase2"),
             ("SUPRASEAL_C2_G2_MSM", "GPU"),
+            ("SUPRASEAL_C2_KEY_RESIDENT", "Off"),
         ])
         .unwrap();
         assert_eq!(
-            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device),
-            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true)
+            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device, s.key_resident),
+            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true, false)
         );
+        assert!(parse(&[("SUPRASEAL_C2_KEY_RESIDENT", "yes")]).unwrap_err().message.contains("auto or off"));
     }
 
     #[test]

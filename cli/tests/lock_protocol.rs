@@ -28,8 +28,9 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 5] = [
+const SWITCHES: [&str; 6] = [
     "SUPRASEAL_C2_LOCKS",
+    "SUPRASEAL_C2_KEY_RESIDENT",
     "SUPRASEAL_C2_PRESTAGE",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
@@ -98,6 +99,7 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         ("two locks", &[][..], true),
         ("single lock", &[("SUPRASEAL_C2_LOCKS", "single")][..], false),
         ("fallback", &[("SUPRASEAL_C2_PRESTAGE", "off")][..], true),
+        ("key streamed", &[("SUPRASEAL_C2_KEY_RESIDENT", "off")][..], true),
     ] {
         switches(vars);
         let handle = Handle(unsafe { ffi::create_gpu_mutex() });
@@ -251,6 +253,49 @@ fn gpu_allocation_faults_and_vram_limit() {
     let end = free_vram().unwrap();
     assert_eq!(end, before, "no VRAM left behind by the out-of-memory call");
     eprintln!("VRAM limit = in use: error {e}; next call fine");
+}
+
+/// The key's bases go up once (phase 1 of the first call, reported in its
+/// phase-1 detail), later calls find them there, proofs equal the streamed
+/// ones, and dropping the key gives the memory back.
+#[test]
+fn resident_key_is_uploaded_once_matches_streaming_and_goes_with_its_key() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
+        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
+        return;
+    }
+    let keys = common::keys(Kind::Mimc, 11);
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 11, 1, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, 2);
+    switches(&[]);
+    let before = free_vram().unwrap();
+    // Not cached: dropping it below ends the key.
+    let srs = Params::open(&keys.path, false).unwrap();
+    let prove = || ffi::prove(&srs, std::slice::from_ref(&batch[0].0), &rs[..1], &rs[1..], std::ptr::null_mut(), 0).unwrap();
+    switches(&[("SUPRASEAL_C2_KEY_RESIDENT", "off")]);
+    let streamed = prove();
+    switches(&[]);
+    pipeline::record_reports(true);
+    let first = prove();
+    let second = prove();
+    let reports = pipeline::take_reports();
+    pipeline::record_reports(false);
+    let detail = |i: usize| reports[i].stage_detail.clone().unwrap_or_default();
+    assert!(detail(0).contains("key resident"), "first call uploads the key: {:?}", detail(0));
+    assert!(!detail(1).contains("key resident"), "second call finds it: {:?}", detail(1));
+    let held = free_vram().unwrap();
+    assert!(held < before, "the resident key holds device memory: free {before} -> {held} B");
+    for (i, (p, (_, inputs))) in first.iter().zip(&batch).enumerate() {
+        assert_eq!(bytes(p), bytes(&streamed[i]), "proof {i}: resident vs streamed bases");
+        assert_eq!(bytes(p), bytes(&second[i]), "proof {i}: first vs second resident call");
+        assert!(ffi::verify(&keys.vk, p, inputs), "proof {i} verifies");
+    }
+    drop(srs);
+    let after = free_vram().unwrap();
+    assert_eq!(after, before, "free VRAM before the key {before} B, after it is dropped {after} B");
+    eprintln!("resident key: {:?}; free VRAM {before} -> {held} -> {after} B", detail(0));
 }
 
 fn check_protocol_except_errors(reports: &[CallReport]) {

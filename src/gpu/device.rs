@@ -99,6 +99,9 @@ pub struct Gpu {
     /// holds), even with the pool's cache large enough. Emptied when the
     /// device goes idle.
     stage_idle: Mutex<Vec<CudaSlice<u64>>>,
+    /// The key whose bases stay on this device between calls, if any
+    /// ([`super::resident`]).
+    pub resident: Mutex<Option<Arc<super::resident::ResidentKey>>>,
 }
 
 /// A `CUmemoryPool` handle of ours (a driver object the whole context may use).
@@ -139,6 +142,7 @@ impl Gpu {
             compute_pool,
             stage_pool,
             stage_idle: Default::default(),
+            resident: Default::default(),
         };
         gpu.keep_pool_memory(gpu.compute_pool.0)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
@@ -168,6 +172,23 @@ impl Gpu {
     /// Errors: the CUDA error, naming `what`.
     pub unsafe fn stage_alloc(&self, stream: &Arc<CudaStream>, words: usize, what: &str) -> Result<CudaSlice<u64>> {
         self.alloc_in(&self.stage_pool, stream, words, what)
+    }
+
+    /// A stream-ordered allocation of `words` u64 for a resident key
+    /// ([`super::resident`]), from the compute pool (whose trims keep live
+    /// allocations) on `stream`.
+    ///
+    /// # Safety
+    /// The memory is uninitialised: write it before reading it.
+    /// Errors: the CUDA error, naming `what`.
+    pub unsafe fn resident_alloc(&self, stream: &Arc<CudaStream>, words: usize, what: &str) -> Result<CudaSlice<u64>> {
+        self.alloc_in(&self.compute_pool, stream, words, what)
+    }
+
+    /// The key resident on this device, if any (held by the caller until its
+    /// kernels that read it are done).
+    pub fn resident_key(&self) -> Option<Arc<super::resident::ResidentKey>> {
+        self.resident.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A stream-ordered allocation of `len` elements of `T` from `pool` on
@@ -464,6 +485,11 @@ pub fn device_count() -> usize {
         return 0;
     }
     CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+}
+
+/// The devices opened so far.
+pub fn opened() -> Vec<Arc<Gpu>> {
+    DEVICES.lock().unwrap_or_else(|p| p.into_inner()).iter().flatten().cloned().collect()
 }
 
 /// The loaded device `ordinal`, opened on first use and kept for the process.

@@ -16,6 +16,8 @@ pub mod msm;
 #[cfg(supraseal_gpu)]
 pub mod ntt;
 #[cfg(supraseal_gpu)]
+pub mod resident;
+#[cfg(supraseal_gpu)]
 pub mod stage;
 #[cfg(supraseal_gpu)]
 pub mod subgroup;
@@ -184,6 +186,8 @@ pub struct GpuBackend {
     awaiting_stage: std::sync::atomic::AtomicBool,
     /// The key's vector lengths (set in phase 0), for phase 1's reserve.
     key_shape: std::sync::Mutex<stage::KeyShape>,
+    /// The key's host vectors (set in phase 0), for phase 1's residency.
+    key_plan: std::sync::Mutex<resident::KeyPlan>,
 }
 
 #[cfg(supraseal_gpu)]
@@ -212,6 +216,7 @@ impl GpuBackend {
             stage_detail: Default::default(),
             awaiting_stage: std::sync::atomic::AtomicBool::new(true),
             key_shape: Default::default(),
+            key_plan: Default::default(),
         })
     }
 
@@ -278,6 +283,7 @@ impl crate::backend::Backend for GpuBackend {
     }
     fn pin_key(&self, srs: &crate::srs::Srs) {
         *self.key_shape.lock().unwrap_or_else(|p| p.into_inner()) = stage::KeyShape::of(srs);
+        *self.key_plan.lock().unwrap_or_else(|p| p.into_inner()) = resident::KeyPlan::of(srs);
         stage::pin_key(&self.exec.gpu.ctx, srs);
     }
     fn g2_batch_on_device(&self) -> bool {
@@ -505,7 +511,7 @@ impl GpuBackendHandle {
             gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
             let run = |profile: Option<&mut MsmProfile>| -> Result<blstrs::G1Projective> {
                 let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-                msm::msm_resident::<msm::G1>(gpu, &d_bases, bases.len(), &mut d_scalars.slice_mut(..), tuning, profile)
+                msm::msm_resident::<msm::G1>(gpu, &d_bases.slice(..), bases.len(), &mut d_scalars.slice_mut(..), tuning, profile)
             };
             let mut times = Vec::with_capacity(reps);
             let mut last = run(None)?; // warm-up

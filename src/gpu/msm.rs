@@ -4,7 +4,7 @@
 //! the host.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use group::Group;
 
 use super::device::{cuda_err, grid, Exec};
@@ -235,7 +235,7 @@ pub(crate) struct Sorted<'a> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     gpu: &Exec,
-    d_bases: &CudaSlice<u64>,
+    d_bases: &CudaView<'_, u64>,
     sorted: &Sorted<'_>,
     k: u32,
     threads: usize,
@@ -327,21 +327,36 @@ pub fn chunk_points<G: DeviceGroup>(chunk_bytes: usize) -> usize {
     1 << (usize::BITS - 1 - fit.leading_zeros())
 }
 
-/// Uploads `bases` a chunk at a time and calls `f(buffer, first index,
-/// points)` on each chunk, summing the results. With two chunks or more,
-/// the uploads run on a stream of their own into two buffers in turn, so
-/// chunk i+1 goes up while chunk i computes (cudarc's events order each
+/// Calls `f(bases on the device, first index, points)` on each chunk of
+/// `bases` ([`chunk_points`]), summing the results. Where the bases are part
+/// of the call's key and that key is resident on the device
+/// ([`super::resident`]), the chunks are views into the resident copy and
+/// nothing is uploaded. Otherwise each chunk is uploaded: with two chunks or
+/// more, the uploads run on a stream of their own into two buffers in turn,
+/// so chunk i+1 goes up while chunk i computes (cudarc's events order each
 /// buffer's upload after the kernels that last read it, and those kernels
 /// after its upload).
 fn chunked<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
-    mut f: impl FnMut(&CudaSlice<u64>, usize, usize) -> Result<G::Projective>,
+    mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<G::Projective>,
 ) -> Result<G::Projective> {
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-    let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
     let words = G::Affine::WORDS;
+    // Held until the chunks' kernels are done (`f` ends each chunk with a
+    // download, which waits for this call's stream): a copy released
+    // meanwhile is freed only after its last reader.
+    let resident = gpu.settings.key_resident.then(|| gpu.gpu.resident_key()).flatten();
+    if let Some(view) = resident.as_ref().and_then(|k| k.find(bases)) {
+        let mut acc = G::Projective::identity();
+        for first in (0..bases.len()).step_by(chunk) {
+            let len = chunk.min(bases.len() - first);
+            acc += f(&view.slice(words * first..words * (first + len)), first, len)?;
+        }
+        return Ok(acc);
+    }
+    let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
     let upload = if parts.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
     let stream = upload.as_ref().unwrap_or(&gpu.stream);
     let mut bufs = vec![gpu.zeros::<u64>(words * bases.len().min(chunk), what)?];
@@ -359,7 +374,7 @@ fn chunked<G: DeviceGroup>(
             if i + 1 < parts.len() {
                 put(i + 1, &mut bufs)?;
             }
-            acc += f(&bufs[i % 2], i * chunk, part.len())?;
+            acc += f(&bufs[i % 2].slice(..), i * chunk, part.len())?;
         }
         Ok(acc)
     })();
@@ -466,7 +481,7 @@ pub fn batch_add_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
 /// Errors: a CUDA error (allocation, launch or copy) naming the call.
 pub fn msm_resident<G: DeviceGroup>(
     gpu: &Exec,
-    d_bases: &CudaSlice<u64>,
+    d_bases: &CudaView<'_, u64>,
     n: usize,
     d_scalars: &mut CudaViewMut<'_, u64>,
     tuning: MsmTuning,

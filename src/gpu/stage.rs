@@ -18,6 +18,7 @@ use blstrs::Scalar;
 use cudarc::driver::CudaSlice;
 
 use super::device::{check_alloc, cuda_err, Gpu};
+use super::resident::{self, Residency};
 use super::{limbs, GpuBackend};
 use crate::backend::{Abc, Admission, Staged};
 use crate::config::FaultPhase;
@@ -231,12 +232,6 @@ impl GpuBackend {
     /// Phase 1, see [`crate::backend::Backend::prestage`].
     pub(super) fn prestage_inputs(&self, inputs: &[Abc<'_>], n: usize, not_pinned: Option<&str>) -> Admission {
         let settings = &self.exec.settings;
-        if !settings.prestage {
-            return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
-        }
-        if let Some(why) = not_pinned {
-            return Admission::Fallback(format!("host buffers not pinned ({why})"));
-        }
         let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
         let t = std::time::Instant::now();
         let available = self.exec.gpu.available().map(|m| (m, self.exec.gpu.stage_cached()));
@@ -256,6 +251,13 @@ impl GpuBackend {
         let reusable = (stage_cached + idle).min(need);
         let usable = free.saturating_sub(stage_cached) + reusable;
         let avail = settings.effective_free(usable, total);
+        let avail = avail - self.keep_key_resident(avail, need, reserve);
+        if !settings.prestage {
+            return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
+        }
+        if let Some(why) = not_pinned {
+            return Admission::Fallback(format!("host buffers not pinned ({why})"));
+        }
         if need + reserve > avail {
             return Admission::Fallback(format!(
                 "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
@@ -312,6 +314,29 @@ impl GpuBackend {
             got += 1;
         }
         self.step(&format!("pool to {got} vectors"), t);
+    }
+
+    /// The resident key's part of phase 1 ([`resident::admit`]): the device
+    /// bytes it took from `avail` (a new upload), else 0; logged in the
+    /// call's phase-1 detail.
+    fn keep_key_resident(&self, avail: usize, need: usize, reserve: usize) -> usize {
+        if !self.exec.settings.key_resident {
+            return 0;
+        }
+        let plan = self.key_plan.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let t = std::time::Instant::now();
+        // SAFETY: the plan is this call's key, which the call holds until it ends.
+        match unsafe { resident::admit(&self.exec.gpu, &self.upload, &plan, avail, need, reserve) } {
+            Residency::Uploaded { bytes } => {
+                self.step(&format!("key resident ({bytes} B)"), t);
+                bytes.min(avail)
+            }
+            Residency::Released { bytes } => {
+                self.step(&format!("resident key released ({bytes} B)"), t);
+                0
+            }
+            Residency::Kept | Residency::Streamed => 0,
+        }
     }
 
     /// Appends "name ms" to this call's phase-1 detail.

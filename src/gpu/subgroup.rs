@@ -107,7 +107,7 @@ pub fn bucket_sums<G: DeviceGroup>(
 
             let mut part_row = part.slice_mut(g * row..(g + 1) * row);
             let threads = m.div_ceil(POINTS_PER_THREAD as usize);
-            msm::accumulate_sorted::<G>(gpu, &d_bases, &sort.sorted(), POINTS_PER_THREAD, threads, &mut levels, &mut part_row, &mut unprofiled)?;
+            msm::accumulate_sorted::<G>(gpu, &d_bases.slice(..), &sort.sorted(), POINTS_PER_THREAD, threads, &mut levels, &mut part_row, &mut unprofiled)?;
         }
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::ADD_TABLES));
         l.arg(&mut sums).arg(&part).arg(&table);

@@ -45,6 +45,11 @@ pub struct Srs {
     /// unregistering the memory, before the vectors are freed.
     #[cfg_attr(not(supraseal_gpu), allow(dead_code))]
     pub(crate) host_pin: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// This key's identity in the process (never reused): a device copy of
+    /// its bases (`gpu::resident`) is filed under it and released when the
+    /// key is dropped.
+    #[cfg_attr(not(supraseal_gpu), allow(dead_code))]
+    pub(crate) id: u64,
     /// The file this key was read from (as given to [`Srs::load`]).
     pub path: PathBuf,
     /// That file's resolved path when it was opened (what `evict_SRS`
@@ -89,8 +94,15 @@ pub fn live_keys() -> usize {
     LIVE_KEYS.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// The next [`Srs::id`].
+static NEXT_KEY_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl Drop for Srs {
     fn drop(&mut self) {
+        // Device copies of the bases go first: nothing may find them by a
+        // host address once the vectors are freed.
+        #[cfg(supraseal_gpu)]
+        crate::gpu::resident::forget_key(self.id);
         LIVE_KEYS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
@@ -127,7 +139,8 @@ impl Srs {
         b_g2: Vec<G2Affine>,
     ) -> Srs {
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Srs { host_pin: Default::default(), path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+        let id = NEXT_KEY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Srs { host_pin: Default::default(), id, path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
     /// Reads and validates a params file (see [`Srs::load_with`]), with
