@@ -57,6 +57,8 @@ pub struct ResidentKey {
     pub srs_id: u64,
     /// (host address, device copy) of each vector of the key's [`KeyPlan`].
     vectors: Vec<(usize, CudaSlice<u64>)>,
+    /// The stream the copies were made (and are freed) on.
+    stream: Arc<CudaStream>,
     /// Device bytes held.
     pub bytes: usize,
 }
@@ -153,16 +155,31 @@ unsafe fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan) -> Result<
     }
     // The host vectors must outlive the copies; and a failure shows here.
     stream.synchronize().map_err(cuda_err("synchronize the resident key's upload"))?;
-    Ok(ResidentKey { srs_id: plan.srs_id, vectors, bytes: plan.bytes() })
+    Ok(ResidentKey { srs_id: plan.srs_id, vectors, stream: stream.clone(), bytes: plan.bytes() })
 }
 
 /// Releases key `srs_id`'s copies on every opened device (called by the
-/// key's `Drop`). Calls reading a copy keep it until their kernels are done.
+/// key's `Drop`). A call reading a copy keeps it until its kernels are done
+/// (and its phase 2 ends with a pool trim); otherwise the memory goes back
+/// to the device here when no call is in flight on it.
 pub fn forget_key(srs_id: u64) {
     for gpu in super::device::opened() {
-        let mut slot = gpu.resident.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_some_and(|k| k.srs_id == srs_id) {
-            *slot = None;
+        let taken = {
+            let mut slot = gpu.resident.lock().unwrap_or_else(|p| p.into_inner());
+            if !slot.as_ref().is_some_and(|k| k.srs_id == srs_id) {
+                continue;
+            }
+            slot.take()
+        };
+        let Some(key) = taken.and_then(|k| Arc::try_unwrap(k).ok()) else {
+            continue;
+        };
+        let stream = key.stream.clone();
+        drop(key);
+        let _ = stream.synchronize();
+        if gpu.active.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            let _ = gpu.trim_pool();
         }
+        tracing::info!(gpu = gpu.ordinal, "resident key released with its key");
     }
 }
