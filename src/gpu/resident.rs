@@ -166,7 +166,7 @@ pub fn forget_key(srs_id: u64) {
     for gpu in super::device::opened() {
         let taken = {
             let mut slot = gpu.resident.lock().unwrap_or_else(|p| p.into_inner());
-            if !slot.as_ref().is_some_and(|k| k.srs_id == srs_id) {
+            if slot.as_ref().is_none_or(|k| k.srs_id != srs_id) {
                 continue;
             }
             slot.take()
