@@ -4,7 +4,12 @@
 //!
 //! nvcc is found through `NVCC` (a path or a name; `off` disables the GPU
 //! build), `CUDA_PATH`/`CUDA_HOME`, or `PATH`. Without it the library builds
-//! CPU-only and says so in a cargo warning. Architectures: SASS for sm_75,
+//! CPU-only and says so on the build script's stderr (`cargo build -vv`), not
+//! in a cargo warning: cargo replays warnings on every later command, and a
+//! CPU-only build is a normal choice (the CLI says so at run time). A GPU
+//! build that was asked for (nvcc found) but cannot be made is a warning.
+//! `cargo:kernels=0|1` tells dependents (`DEP_SUPRASEAL_C2_KERNELS`, e.g.
+//! cli/build.rs) whether the kernels are built. Architectures: SASS for sm_75,
 //! sm_80, sm_86, sm_89, sm_90 and sm_120 where `nvcc --list-gpu-code` lists
 //! them, plus PTX for the newest; `SUPRASEAL_C2_CUDA_ARCHS` (e.g. `90` or
 //! `80,90`) narrows the list. The sppark crate's device headers (a build
@@ -23,19 +28,31 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=cuda");
+    let built = build_kernels();
+    println!("cargo:kernels={}", u8::from(built));
+}
 
+/// Compiles and embeds the kernels; false when the build is CPU-only.
+fn build_kernels() -> bool {
     let Some(nvcc) = find_nvcc() else {
-        println!("cargo:warning=supraseal-c2: nvcc not found (NVCC, CUDA_PATH, CUDA_HOME, PATH): building CPU-only");
-        return;
+        let why = match env::var("NVCC") {
+            Ok(v) if v == "off" => "NVCC=off",
+            _ => "nvcc not found (NVCC, CUDA_PATH, CUDA_HOME, PATH)",
+        };
+        eprintln!(
+            "supraseal-c2: {why}: building CPU-only; set NVCC=/path/to/nvcc \
+             (scripts/install-cuda-toolchain.sh installs one) for the GPU backend"
+        );
+        return false;
     };
     let Some(sppark) = find_sppark() else {
         println!("cargo:warning=supraseal-c2: sppark {SPPARK_VERSION} headers not found (set SPPARK_ROOT): building CPU-only");
-        return;
+        return false;
     };
     let archs = select_archs(&nvcc);
     if archs.is_empty() {
         println!("cargo:warning=supraseal-c2: {} supports none of the wanted GPU architectures: building CPU-only", nvcc.display());
-        return;
+        return false;
     }
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("kernels.fatbin");
     let mut cmd = Command::new(&nvcc);
@@ -55,6 +72,7 @@ fn main() {
     println!("cargo:rustc-cfg=supraseal_gpu");
     println!("cargo:rustc-env=SUPRASEAL_C2_FATBIN={}", out.display());
     println!("cargo:rustc-env=SUPRASEAL_C2_ARCHS={}", archs.iter().map(|a| format!("sm_{a}")).collect::<Vec<_>>().join(","));
+    true
 }
 
 fn runs(p: &Path) -> bool {

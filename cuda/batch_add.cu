@@ -1,4 +1,4 @@
-// Batch addition (DESIGN §4 split MSM) in G1 and G2: the sum of the bases
+// Batch addition (docs/ARCHITECTURE.md §4 split MSM) in G1 and G2: the sum of the bases
 // whose bit is set in a bitmap. Each thread sums a contiguous chunk with mixed
 // additions; reduce_groups then folds the per-thread partial sums. The
 // kernels are written once over the point types and instantiated per group.

@@ -1,6 +1,6 @@
 // Fr NTT kernels (radix-2 decimation in time after a bit reversal, several
 // stages per pass in shared memory) and the pointwise steps of the quotient
-// polynomial (DESIGN §4). The host drives the passes (src/gpu/ntt.rs); every
+// polynomial (docs/ARCHITECTURE.md §4). The host drives the passes (src/gpu/ntt.rs); every
 // kernel works in place on n = 2^lg_n elements.
 #include "common.cuh"
 

@@ -184,7 +184,7 @@ struct SRS clone_SRS(const struct SRS *srs);
 
 /*
  Creates a lock handle (a memory lock and a compute lock for one GPU,
- DESIGN §5). Free it with `destroy_gpu_mutex` once no call uses it.
+ docs/ARCHITECTURE.md §5). Free it with `destroy_gpu_mutex` once no call uses it.
 
  C: `void* create_gpu_mutex(void);`
  */
@@ -227,7 +227,7 @@ void destroy_gpu_mutex(void *handle);
  released, so the next call is served), `EFAULT` (internal panic).
 
  # Safety
- All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
+ All pointers valid for the sizes the `Assignment`s declare (docs/ARCHITECTURE.md §2).
  */
 struct RustError generate_groth16_proofs_c(const struct Assignment *provers, size_t num_circuits, const struct fr_t *r_s, const struct fr_t *s_s, struct groth16_proof *proofs, const struct SRS *srs, void *gpu_mtx, int gpu_index);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the GPU test binaries and the CLI with kernels on this (GPU-less)
 # machine and packs them, stripped, into gpu-pack/ with gpu-pack/run.sh,
-# which runs them on the GPU machine (DESIGN §7):
+# which runs them on the GPU machine (README, "The GPU"):
 #   scripts/gpu-pack.sh            # here
 #   (device) bash gpu-pack/run.sh  # there, with carry = ["gpu-pack"]; logs land in $OUT
 # A separate target dir keeps the kernel build apart from CPU-only builds.

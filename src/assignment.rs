@@ -2,7 +2,7 @@
 //!
 //! Everything the prover will read is checked here, before any work: every
 //! pointer (non-NULL where its size is non-zero, aligned), every size relation
-//! of DESIGN §2/§4 against the SRS, popcounts against the bit vectors, and that
+//! of docs/ARCHITECTURE.md §2, §4 against the SRS, popcounts against the bit vectors, and that
 //! all circuits of one call share sizes and density vectors (the split-MSM
 //! preparation and the shared bases depend on it). The reference checks these
 //! with `assert`, which vanishes in release builds; we always check.
@@ -83,7 +83,7 @@ fn same_bits(x: &[u64], y: &[u64], len: usize) -> bool {
 ///
 /// # Safety
 /// When non-NULL, `ptr` must point to `len` readable elements that stay valid
-/// and unmodified for `'a` (the ABI contract of DESIGN §2).
+/// and unmodified for `'a` (the ABI contract of docs/ARCHITECTURE.md §2).
 unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl Fn() -> String) -> Result<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
@@ -171,7 +171,7 @@ pub(crate) fn check_canonical(v: &[Scalar], what: impl Fn() -> String) -> Result
 ///
 /// # Safety
 /// `provers` must point to `num_circuits` readable `Assignment`s whose pointers
-/// satisfy the ABI contract (DESIGN §2) for `'a`.
+/// satisfy the ABI contract (docs/ARCHITECTURE.md §2) for `'a`.
 pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs: &Srs) -> Result<Batch<'a>> {
     if num_circuits == 0 {
         return Err(Error::invalid("num_circuits is 0; at least one circuit is required"));

@@ -1,4 +1,4 @@
-//! Run-time switches of the lock protocol (DESIGN §5), read from the
+//! Run-time switches of the lock protocol (docs/ARCHITECTURE.md §5), read from the
 //! environment at every proving call so that a benchmark can compare modes in
 //! one process (change them only while no call is in flight).
 //!

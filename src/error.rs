@@ -1,7 +1,7 @@
 //! The crate's error type: an errno-style code plus a message that says what
 //! was wrong and where (function, argument, expected vs got).
 //!
-//! Codes follow DESIGN §2: `EINVAL` for bad arguments and malformed files,
+//! Codes follow docs/ARCHITECTURE.md §2: `EINVAL` for bad arguments and malformed files,
 //! `ENOENT`/`EIO` for params-file access, `ENOMEM` for host memory, `ENODEV`
 //! when a GPU was demanded and none is usable. CUDA failures (GPU backend) carry
 //! the CUDA error number.

@@ -195,7 +195,7 @@ fn lock_handle() -> *mut c_void {
 /// the key permits would read past the buffer (caught by the sanitizer).
 ///
 /// Checks: the call succeeds exactly when an independent model of the rules
-/// of DESIGN §2/§4 says the input is valid; errors are `EINVAL` with a
+/// of docs/ARCHITECTURE.md §2, §4 says the input is valid; errors are `EINVAL` with a
 /// message that names the function; on error no proof is written; on
 /// success every proof is.
 pub fn prove_call(data: &[u8]) {
@@ -432,7 +432,7 @@ fn assignment(x: &Circuit, all: &[Circuit]) -> CAssignment {
     }
 }
 
-/// The rules, restated from DESIGN §2/§4 without the validator's code: whether
+/// The rules, restated from docs/ARCHITECTURE.md §2, §4 without the validator's code: whether
 /// a correct implementation must accept this call.
 fn model_valid(cs: &[Circuit], num: usize, rs: &[fr_t], ss: &[fr_t], gpu_index: c_int, key: &Srs) -> bool {
     if num == 0 || gpu_index < -1 {

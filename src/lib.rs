@@ -8,7 +8,7 @@
 //!    ([`srs`]: parsed, every point checked, cached).
 //! 2. Phase 0, no lock: every pointer and size is validated into a borrowed
 //!    [`assignment::Batch`]; r and s are copied.
-//! 3. [`pipeline::prove`] runs DESIGN §5's phases on a [`backend::Backend`]
+//! 3. [`pipeline::prove`] runs docs/ARCHITECTURE.md §5's phases on a [`backend::Backend`]
 //!    ([`cpu`] or [`gpu`]) with the lock handle ([`locks`]): phase 0 pins
 //!    a/b/c and starts a CPU thread for the split-MSM plans
 //!    ([`groth16::split`]) and the parts of B′ in G2 the backend keeps on the
@@ -20,7 +20,7 @@
 //! 4. [`groth16::epilogue`] blinds with r and s and writes the proofs
 //!    ([`pipeline::Pending::finish`]); the split form runs this in `finalize`.
 //!
-//! Layout assumptions (DESIGN §2): a 64-bit little-endian target, where
+//! Layout assumptions (docs/ARCHITECTURE.md §2): a 64-bit little-endian target, where
 //! `usize` is 8 bytes and blst's field types are little-endian u64 limbs.
 
 #![deny(clippy::all, clippy::perf, clippy::correctness)]

@@ -1,4 +1,4 @@
-//! The per-GPU lock handle of DESIGN §5: a memory lock (VRAM allocation and
+//! The per-GPU lock handle of docs/ARCHITECTURE.md §5: a memory lock (VRAM allocation and
 //! upload issue) and a compute lock (kernel execution).
 //!
 //! Protocol: a call takes the memory lock, releases it, then takes the compute

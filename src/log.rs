@@ -20,3 +20,15 @@ pub fn init_from_env() {
         }
     });
 }
+
+/// A duration in milliseconds rounded to 0.1 ms, for log fields: full f64
+/// precision (`1.3721759999999998`) is noise at the scale of a proving call.
+/// Adding 0.0 turns a rounded `-0.0` (a tiny negative difference) into `0.0`.
+pub(crate) fn round1(ms: f64) -> f64 {
+    (ms * 10.0).round() / 10.0 + 0.0
+}
+
+/// A value in seconds (or GB/s) rounded to 0.01, for log fields, as [`round1`].
+pub(crate) fn round2(s: f64) -> f64 {
+    (s * 100.0).round() / 100.0 + 0.0
+}

@@ -23,6 +23,7 @@ use crate::config::{LockMode, Settings};
 use crate::error::{Error, Result};
 use crate::groth16::{self, epilogue, Intermediates, PhaseTimes, Plans};
 use crate::locks::{self, GpuLocks, LockHandle, Span};
+use crate::log::round1;
 use crate::srs::Srs;
 
 /// A proof whose device/CPU work is done and whose epilogue is pending.
@@ -55,7 +56,7 @@ impl Pending {
             // SAFETY: i < len, within the caller's array by contract.
             unsafe { proofs.add(i).write(p) };
         }
-        tracing::info!(circuits = self.len(), epilogue_ms = t.elapsed().as_secs_f64() * 1e3, "epilogue done");
+        tracing::info!(circuits = self.len(), epilogue_ms = round1(t.elapsed().as_secs_f64() * 1e3), "epilogue done");
         Ok(())
     }
 }
@@ -236,8 +237,7 @@ pub struct CallReport {
 
 impl CallReport {
     fn log(&self) {
-        // Milliseconds to the microsecond.
-        let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+        let ms = |d: Duration| round1(d.as_secs_f64() * 1e3);
         let t = &self.times;
         tracing::info!(
             backend = self.backend,
@@ -476,7 +476,7 @@ fn locked_phases<B: Backend + ?Sized>(
                 let t = Instant::now();
                 let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
                 plans_ready = Some(p);
-                tracing::debug!(wait_ms = t.elapsed().as_secs_f64() * 1e3, "waited for the split-MSM plans");
+                tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
             }
             let plans = plans_ready.as_deref().expect("set above");
             let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;

@@ -2,7 +2,8 @@
 //! coset; every size 2^10..2^24), G1 and G2 MSM (random, mostly 0/1, zero
 //! scalars, bases at infinity, repeated bases), G1 and G2 batch addition, and
 //! the quotient.
-//! Without a usable GPU every test prints why it is skipped and passes.
+//! In a build without kernels the tests are ignored; on a machine without a
+//! usable GPU each prints why it is skipped and passes.
 //! `GPU_TEST_MAX_LOG` (default 24) caps the largest size.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -91,6 +92,7 @@ macro_rules! gpu_or_skip {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
     let gpu = gpu_or_skip!();
     let s = seed();
@@ -113,6 +115,7 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_quotient_matches_cpu() {
     let gpu = gpu_or_skip!();
     let s = seed();
@@ -126,6 +129,7 @@ fn gpu_quotient_matches_cpu() {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     let gpu = gpu_or_skip!();
     let s = seed();
@@ -178,6 +182,7 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
 /// CPU's point, on random scalars and on mostly-0/1 scalars over bases with
 /// infinities and repeats.
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_msm_launch_choices_match_cpu() {
     let gpu = gpu_or_skip!();
     let s = seed();
@@ -218,6 +223,7 @@ fn gpu_msm_launch_choices_match_cpu() {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_batch_addition_matches_cpu() {
     let gpu = gpu_or_skip!();
     let s = seed();
@@ -245,6 +251,7 @@ fn gpu_batch_addition_matches_cpu() {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
     let gpu = match supraseal_c2::gpu::GpuBackendHandle::open_with(
         0,
@@ -285,6 +292,7 @@ fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
 }
 
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_memory_is_returned_after_operations() {
     let gpu = gpu_or_skip!();
     let before = gpu.free_bytes().unwrap();
@@ -309,6 +317,7 @@ fn gpu_memory_is_returned_after_operations() {
 /// duplicates, negations and points outside the subgroup; the rounds fail
 /// exactly when a point is outside it.
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_subgroup_bucket_sums_match_the_host_combinations() {
     use supraseal_c2::cpu::msm::{G1 as C1, G2 as C2};
     use supraseal_c2::srs::subgroup::{self, testing, Key};
@@ -394,6 +403,7 @@ fn gpu_with(settings: supraseal_c2::config::Settings) -> Option<supraseal_c2::gp
 /// With 1 MiB chunks (2^13 G1 and 2^12 G2 points), MSMs and batch additions
 /// over several chunks, the last one partial, give the CPU's points.
 #[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_chunked_msm_and_batch_addition_match_cpu() {
     let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, g2_msm_on_device: true, g2_msm_auto: false, ..Default::default() };
     let Some(gpu) = gpu_with(settings) else { return };

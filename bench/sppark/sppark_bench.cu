@@ -1,7 +1,7 @@
 // Same-run reference timings of the `sppark` crate's kernels (issue 3), to put
 // beside examples/gpu_bench.rs on the same GPU in the same run:
 //   - G1 MSM, Pippenger (sppark's msm_t): points resident on the device
-//     (uploaded once by the constructor, as DESIGN §8's reference numbers),
+//     (uploaded once by the constructor, as sppark's published reference numbers),
 //     scalars from page-locked host memory, result to the host;
 //   - Fr NTT, forward, natural order in and out (NTT::Base_dev_ptr): data
 //     already on the device, timed to the end of a stream synchronisation.

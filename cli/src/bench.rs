@@ -93,8 +93,14 @@ pub enum Lib {
 }
 
 /// Input: exactly one of `--shape`, `--synthetic-log-domain`, or `--circuit`
-/// with `--log-constraints`.
+/// with `--log-constraints`. [`bench`] checks that, with its own messages (an
+/// `ArgGroup` would replace them with clap's), so the help states it in the
+/// usage line and after the options.
 #[derive(clap::Args)]
+#[command(
+    override_usage = "supraseal-c2 bench <--shape <NAME> | --synthetic-log-domain <D> | --circuit <CIRCUIT> --log-constraints <K>> [OPTIONS]",
+    after_help = "Exactly one input is required: --shape NAME, --synthetic-log-domain D, or --circuit CIRCUIT with --log-constraints K."
+)]
 pub struct BenchArgs {
     /// Synthetic key and witness with a domain of 2^D elements (no verification); same as --shape 2^D.
     #[arg(long = "synthetic-log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]

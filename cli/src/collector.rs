@@ -1,5 +1,5 @@
 //! Our own constraint-system collector: synthesizes a bellperson circuit into
-//! the data of one `Assignment` (DESIGN §2), as bellperson's prover builds it.
+//! the data of one `Assignment` (docs/ARCHITECTURE.md §2), as bellperson's prover builds it.
 //!
 //! Semantics copied from the behaviour (not the code) of bellperson 0.27's
 //! `ProvingAssignment`: each constraint appends the evaluations of its A, B

@@ -14,6 +14,7 @@ use blstrs::Scalar;
 use clap::{Parser, Subcommand, ValueEnum};
 use ff::Field;
 use indicatif::{ProgressBar, ProgressStyle};
+use progress::spinner;
 use rand::{Rng, SeedableRng};
 
 use supraseal_c2_cli::circuits::Kind;
@@ -21,6 +22,7 @@ use supraseal_c2_cli::collector::Witness;
 use supraseal_c2_cli::{ffi, kit, params};
 
 mod fixture;
+mod progress;
 
 #[derive(Parser)]
 #[command(version, about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
@@ -95,11 +97,11 @@ fn check(args: CheckArgs) -> Result<bool> {
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} [{elapsed}] {msg}").expect("valid template"),
     );
     pb.set_message("reading and decoding");
-    pb.enable_steady_tick(Duration::from_millis(200));
+    let shown = progress::show(pb);
     let progress = |done: u64, total: u64| {
-        pb.set_position(done);
+        shown.bar().set_position(done);
         if done >= total {
-            pb.set_message("batched subgroup check");
+            shown.bar().set_message("batched subgroup check");
         }
     };
     let cpu0 = supraseal_c2_cli::bench::cpu_seconds();
@@ -110,7 +112,7 @@ fn check(args: CheckArgs) -> Result<bool> {
     };
     let loaded = Srs::load_with(&args.file, &LoadOptions { threads, check_on: Some(check_on), progress: Some(&progress) });
     let wall = t.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+    drop(shown);
     let (srs, report) = match loaded {
         Ok(v) => v,
         Err(e) => {
@@ -119,7 +121,7 @@ fn check(args: CheckArgs) -> Result<bool> {
         }
     };
     println!("{}: valid params file", args.file.display());
-    println!("  shape        h {} · l {} · a {} · b_g1 {} · b_g2 {} points (domain 2^{})", srs.h.len(), srs.l.len(), srs.a.len(), srs.b_g1.len(), srs.b_g2.len(), srs.lg_domain_size());
+    println!("  shape        h {} · l {} · a {} · b_g1 {} · b_g2 {} points (domain 2^{})", srs.h().len(), srs.l().len(), srs.a().len(), srs.b_g1().len(), srs.b_g2().len(), srs.lg_domain_size());
     println!("  size         {} bytes ({}), {} points", report.bytes, human(report.bytes), report.points);
     println!("  wall         {wall:.2} s ({:.2} GB/s) on {} threads", report.bytes as f64 / 1e9 / wall, report.threads);
     println!("    decode     {:.2} s (read, canonical encoding, on the curve)", report.decode_s);
@@ -196,14 +198,6 @@ struct ProveArgs {
     seed: Option<u64>,
 }
 
-fn spinner(msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"));
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
@@ -220,6 +214,27 @@ fn shape_from_name(path: &std::path::Path) -> Option<(Kind, u32)> {
     Some((kind, k.parse().ok()?))
 }
 
+const NO_KERNELS: &str = "this build has no GPU kernels: built without nvcc";
+
+/// Why the library cannot prove on GPU 0, or `None` when it can.
+fn no_gpu_reason() -> Option<&'static str> {
+    if !supraseal_c2::gpu::BUILT_WITH_KERNELS {
+        return Some(NO_KERNELS);
+    }
+    if supraseal_c2::gpu::device_count() > 0 {
+        return None;
+    }
+    // device_count is 0 both without libcuda and without a device; whether
+    // the driver library loads tells the two apart.
+    // SAFETY: only probes for the library (as cudarc does), then unloads it.
+    let libcuda = ["libcuda.so.1", "libcuda.so"].into_iter().any(|name| unsafe { libloading::Library::new(name) }.is_ok());
+    Some(if libcuda {
+        "libcuda reports no CUDA device (check CUDA_VISIBLE_DEVICES)"
+    } else {
+        "libcuda (the NVIDIA driver library) is not installed"
+    })
+}
+
 fn prove(args: ProveArgs) -> Result<bool> {
     if let Some(b) = args.backend {
         let name = match b {
@@ -230,12 +245,22 @@ fn prove(args: ProveArgs) -> Result<bool> {
         // Single-threaded here, before any library call.
         std::env::set_var("SUPRASEAL_C2_BACKEND", name);
     }
-    let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().to_ascii_lowercase();
+    let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().trim().to_ascii_lowercase();
     let backend = match requested.as_str() {
+        "cpu" if !supraseal_c2::gpu::BUILT_WITH_KERNELS => format!("cpu ({NO_KERNELS})"),
         "cpu" => "cpu".to_string(),
-        "gpu" => "gpu".to_string(),
-        _ if supraseal_c2::gpu::device_count() > 0 => "gpu (auto)".to_string(),
-        _ if requested.is_empty() || requested == "auto" => "cpu (auto: no usable GPU)".to_string(),
+        "gpu" => match no_gpu_reason() {
+            // Before the params, which can take minutes to generate or load.
+            Some(why) => {
+                let asked = if args.backend.is_some() { "--backend gpu" } else { "SUPRASEAL_C2_BACKEND=gpu" };
+                bail!("{asked}, but no GPU is usable: {why}");
+            }
+            None => "gpu".to_string(),
+        },
+        "" | "auto" => match no_gpu_reason() {
+            Some(why) => format!("cpu (auto: {why})"),
+            None => "gpu (auto)".to_string(),
+        },
         other => other.to_string(), // the library reports the invalid value
     };
     println!("backend: {backend}");
@@ -267,7 +292,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
             let pb = spinner(&format!("parameters for {}-k{k} (generated with bellperson on first use)", kind.name()));
             let t = Instant::now();
             let (path, generated) = params::ensure(&dir, kind, k, seed)?;
-            pb.finish_and_clear();
+            drop(pb);
             if generated {
                 println!("params: generated with bellperson in {} and cached", ms(t.elapsed()));
             }
@@ -280,14 +305,14 @@ fn prove(args: ProveArgs) -> Result<bool> {
     let t = Instant::now();
     let srs = ffi::Params::open(&params_path, true).map_err(|e| anyhow::anyhow!("{e}"))?;
     let vk = params::read_vk(&params_path)?;
-    pb.finish_and_clear();
+    drop(pb);
     println!("load: {}", ms(t.elapsed()));
 
     let pb = spinner("synthesizing witnesses");
     let t = Instant::now();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let witnesses = kit::witnesses(kind, k, n, &mut rng)?;
-    pb.finish_and_clear();
+    drop(pb);
     let w0 = &witnesses[0].0;
     println!(
         "synthesis: {} ({} constraints, {} inputs, {} aux, domain 2^{})",
@@ -302,6 +327,19 @@ fn prove(args: ProveArgs) -> Result<bool> {
             bail!("synthesized public inputs differ from the natively computed ones");
         }
     }
+    // A file of another circuit (its name does not say which) would get a bare
+    // count mismatch from the prover: its L query has one point per aux
+    // variable. The key is the one create_SRS just cached.
+    let key = supraseal_c2::srs::open(&params_path, true).map_err(|e| anyhow::anyhow!(e.message))?;
+    if key.l().len() != w0.aux.len() {
+        bail!(
+            "{}: params file is for a different circuit (expected {} aux variables, the file has {})",
+            params_path.display(),
+            w0.aux.len(),
+            key.l().len()
+        );
+    }
+    drop(key);
 
     let r: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
     let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
@@ -309,7 +347,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
     let pb = spinner(&format!("proving {n} circuit(s) through generate_groth16_proofs_c"));
     let t = Instant::now();
     let proofs = ffi::prove(&srs, &ws, &r, &s, std::ptr::null_mut(), -1);
-    pb.finish_and_clear();
+    drop(pb);
     let proofs = proofs.map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("prove: {} for {n} proof(s)", ms(t.elapsed()));
 
@@ -333,7 +371,7 @@ fn main() -> ExitCode {
         .unwrap_or_else(|_| if quiet { "supraseal_c2=warn" } else { "supraseal_c2=info" }.into());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
+        .with_writer(progress::LogWriter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {

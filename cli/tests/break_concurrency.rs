@@ -11,6 +11,7 @@
 //! handle and read process-wide reports, so they run one at a time.
 
 mod common;
+use common::Handle;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -48,10 +49,6 @@ fn switches(vars: &[(&str, &str)]) {
         std::env::set_var(k, v);
     }
 }
-
-struct Handle(*mut c_void);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 /// Aborts the process unless the returned sender is dropped within `secs`.
 fn watchdog(what: &'static str, secs: u64) -> mpsc::Sender<()> {

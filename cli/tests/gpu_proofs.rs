@@ -1,6 +1,7 @@
 //! Whole proofs on the GPU: byte-identical to the CPU backend's for the same
 //! r and s, verified by bellperson; and a loop of 500 small proofs that must
-//! leave free VRAM where it started. Skipped (with the reason) without a GPU.
+//! leave free VRAM where it started. Ignored in a build without kernels;
+//! skipped (with the reason) without a usable GPU.
 //! The backend is chosen with SUPRASEAL_C2_BACKEND, which is process-wide, so
 //! the two checks run in one test function.
 
@@ -17,6 +18,7 @@ fn prove_with(backend: &str, srs: &Params, ws: &[supraseal_c2_cli::collector::Wi
 }
 
 #[test]
+#[cfg_attr(not(gpu_kernels), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
     let gpu = match GpuBackendHandle::open(0) {
         Ok(g) => g,

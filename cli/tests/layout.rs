@@ -1,4 +1,4 @@
-//! The `#[repr(C)]` types have exactly the sizes and offsets of DESIGN §2,
+//! The `#[repr(C)]` types have exactly the sizes and offsets of docs/ARCHITECTURE.md §2,
 //! and the proof type is byte-compatible with bellperson's `Proof<Bls12>`.
 
 mod common;

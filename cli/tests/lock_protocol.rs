@@ -1,4 +1,4 @@
-//! The lock protocol of DESIGN §5, observed through the library's per-call
+//! The lock protocol of docs/ARCHITECTURE.md §5, observed through the library's per-call
 //! reports (`pipeline::record_reports`): with several workers sharing one
 //! handle, no call holds both locks, the memory lock is always released before
 //! the compute lock is asked for, each lock has one holder at a time, and the
@@ -11,6 +11,7 @@
 //! they take one lock and run one at a time.
 
 mod common;
+use common::Handle;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -46,10 +47,6 @@ fn switches(vars: &[(&str, &str)]) {
         std::env::set_var(k, v);
     }
 }
-
-struct Handle(*mut std::ffi::c_void);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()

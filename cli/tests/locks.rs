@@ -2,6 +2,7 @@
 //! every call (success or error), and the default handle for NULL.
 
 mod common;
+use common::Handle;
 
 use std::sync::Arc;
 
@@ -9,10 +10,6 @@ use supraseal_c2::locks::LockHandle;
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::ffi::{self, Params};
 use supraseal_c2_cli::kit;
-
-struct Handle(*mut std::ffi::c_void);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 #[test]
 fn many_threads_share_one_handle_and_every_proof_verifies() {

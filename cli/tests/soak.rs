@@ -4,6 +4,7 @@
 //! deadlock, and the number of live loaded keys returns to zero.
 
 mod common;
+use common::Handle;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -13,10 +14,6 @@ use supraseal_c2::srs::live_keys;
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::ffi::{self, Params};
 use supraseal_c2_cli::kit;
-
-struct Handle(*mut std::ffi::c_void);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 const WORKERS: usize = 8;
 const PROOFS: usize = 25;

@@ -46,9 +46,9 @@ fn check(kind: Kind, k: u32, expect_split: bool) {
     let inputs = w0.inputs.len();
 
     let cases = [
-        ("L", Query::Full { vars: w0.aux.len() }, &srs.l[..]),
-        ("A", Query::Dense(density(&w0.a_aux_density)), &srs.a[inputs..]),
-        ("B", Query::Dense(density(&w0.b_aux_density)), &srs.b_g1[w0.b_inp_density.popcount()..]),
+        ("L", Query::Full { vars: w0.aux.len() }, srs.l()),
+        ("A", Query::Dense(density(&w0.a_aux_density)), &srs.a()[inputs..]),
+        ("B", Query::Dense(density(&w0.b_aux_density)), &srs.b_g1()[w0.b_inp_density.popcount()..]),
     ];
     for (name, query, bases) in cases {
         let plan = prepare(query, &aux);

@@ -323,7 +323,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *test = argv[1], *dir = argv[2];
-    /* The library's layout contract (DESIGN §2), as the header declares it. */
+    /* The library's layout contract (docs/ARCHITECTURE.md §2), as the header declares it. */
     CHECK(sizeof(fr_t) == 32 && sizeof(groth16_proof) == 384 && sizeof(Assignment) == 136 &&
               sizeof(RustError) == 16 && sizeof(SRS) == 8,
           "header struct sizes");

@@ -20,7 +20,7 @@ import (
 	"unsafe"
 )
 
-// Sizes of the ABI types (DESIGN §2).
+// Sizes of the ABI types (docs/ARCHITECTURE.md §2).
 const (
 	FrSize         = 32
 	ProofSize      = 384

@@ -146,7 +146,7 @@ pub unsafe extern "C" fn clone_SRS(srs: *const SRS) -> SRS {
 }
 
 /// Creates a lock handle (a memory lock and a compute lock for one GPU,
-/// DESIGN §5). Free it with `destroy_gpu_mutex` once no call uses it.
+/// docs/ARCHITECTURE.md §5). Free it with `destroy_gpu_mutex` once no call uses it.
 ///
 /// C: `void* create_gpu_mutex(void);`
 #[no_mangle]
@@ -213,7 +213,7 @@ fn destroy_ignoring_misuse<T>(func: &str, handle: *mut c_void, destroy: fn(*mut 
 /// released, so the next call is served), `EFAULT` (internal panic).
 ///
 /// # Safety
-/// All pointers valid for the sizes the `Assignment`s declare (DESIGN §2).
+/// All pointers valid for the sizes the `Assignment`s declare (docs/ARCHITECTURE.md §2).
 #[no_mangle]
 pub unsafe extern "C" fn generate_groth16_proofs_c(
     provers: *const CAssignment,

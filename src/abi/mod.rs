@@ -1,4 +1,4 @@
-//! The C ABI (DESIGN §2): `#[repr(C)]` types and the exported functions.
+//! The C ABI (docs/ARCHITECTURE.md §2): `#[repr(C)]` types and the exported functions.
 //! Nothing else in the crate is reachable from C.
 
 pub mod exports;

@@ -1,4 +1,4 @@
-//! `#[repr(C)]` types of the C ABI (DESIGN §2). Sizes and offsets are asserted
+//! `#[repr(C)]` types of the C ABI (docs/ARCHITECTURE.md §2). Sizes and offsets are asserted
 //! at compile time below and by the layout tests.
 #![allow(non_camel_case_types)]
 

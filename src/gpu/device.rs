@@ -100,8 +100,21 @@ pub struct Gpu {
     /// device goes idle.
     stage_idle: Mutex<Vec<CudaSlice<u64>>>,
     /// The key whose bases stay on this device between calls, if any
-    /// ([`super::resident`]).
+    /// ([`super::resident`]); locked only to read or swap the `Arc`.
     pub resident: Mutex<Option<Arc<super::resident::ResidentKey>>>,
+    /// Held by a phase 1 across its residency decision and upload, so that
+    /// calls under different lock handles of this device decide one at a
+    /// time; phase 2's lookups take only `resident`, never this.
+    pub resident_admission: Mutex<()>,
+    /// The key whose upload failed on this device (its [`Srs`](crate::srs::Srs) id; 0: none),
+    /// not tried again.
+    pub resident_failed: std::sync::atomic::AtomicU64,
+    /// The pool the resident copies come from, apart from the compute and
+    /// pre-stage pools: its allocations never reuse memory whose free is
+    /// still pending on another stream (internal dependencies off), so an
+    /// upload in phase 1 waits for no other call's kernels; freed memory goes
+    /// back to the device at the next synchronisation (release threshold 0).
+    resident_pool: Pool,
 }
 
 /// A `CUmemoryPool` handle of ours (a driver object the whole context may use).
@@ -130,6 +143,8 @@ impl Gpu {
             .map_err(cuda_err("cuFuncSetAttribute(fr_ntt_pass, max dynamic shared memory)"))?;
         let compute_pool = Pool(Self::create_pool(ordinal)?);
         let stage_pool = Pool(Self::create_pool(ordinal)?);
+        let resident_pool = Pool(Self::create_pool(ordinal)?);
+        Self::no_internal_dependencies(resident_pool.0)?;
         let gpu = Gpu {
             ordinal,
             ctx,
@@ -143,6 +158,9 @@ impl Gpu {
             stage_pool,
             stage_idle: Default::default(),
             resident: Default::default(),
+            resident_admission: Default::default(),
+            resident_failed: Default::default(),
+            resident_pool,
         };
         gpu.keep_pool_memory(gpu.compute_pool.0)?;
         gpu.keep_pool_memory(gpu.stage_pool.0)?;
@@ -175,14 +193,30 @@ impl Gpu {
     }
 
     /// A stream-ordered allocation of `words` u64 for a resident key
-    /// ([`super::resident`]), from the compute pool (whose trims keep live
-    /// allocations) on `stream`.
+    /// ([`super::resident`]), from the resident pool on `stream`.
     ///
     /// # Safety
     /// The memory is uninitialised: write it before reading it.
     /// Errors: the CUDA error, naming `what`.
     pub unsafe fn resident_alloc(&self, stream: &Arc<CudaStream>, words: usize, what: &str) -> Result<CudaSlice<u64>> {
-        self.alloc_in(&self.compute_pool, stream, words, what)
+        self.alloc_in(&self.resident_pool, stream, words, what)
+    }
+
+    /// Turns off a pool's reuse of memory whose free is pending on another
+    /// stream (the allocation would then wait, on the device, for that
+    /// stream's work; a synchronisation of the allocating stream would wait
+    /// for it too).
+    fn no_internal_dependencies(pool: cudarc::driver::sys::CUmemoryPool) -> Result<()> {
+        let mut off: i32 = 0;
+        // SAFETY: REUSE_ALLOW_INTERNAL_DEPENDENCIES is an int read from `off`; `pool` is one of ours.
+        unsafe {
+            cudarc::driver::result::mem_pool::set_attribute(
+                pool,
+                cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+                &mut off as *mut i32 as *mut c_void,
+            )
+        }
+        .map_err(cuda_err("cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_DEPENDENCIES)"))
     }
 
     /// The key resident on this device, if any (held by the caller until its
@@ -350,10 +384,16 @@ impl Gpu {
 
     /// Returns the compute pool's unused memory to the device
     /// (`cuMemPoolTrimTo`). Called at the end of phase 2, under the compute
-    /// lock, where waiting for other streams costs nothing.
+    /// lock, where waiting for other streams costs nothing, and when the
+    /// device is idle.
+    /// The resident pool's unused memory (a released key's copy, once its
+    /// free has run) goes back with it.
     pub fn trim_pool(&self) -> Result<()> {
-        // SAFETY: a valid pool of our device.
-        unsafe { cudarc::driver::result::mem_pool::trim_to(self.compute_pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))
+        for pool in [&self.compute_pool, &self.resident_pool] {
+            // SAFETY: a valid pool of our device.
+            unsafe { cudarc::driver::result::mem_pool::trim_to(pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))?;
+        }
+        Ok(())
     }
 
     /// Returns the pre-stage pool's unused memory to the device; called by

@@ -344,17 +344,24 @@ fn chunked<G: DeviceGroup>(
 ) -> Result<G::Projective> {
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
     let words = G::Affine::WORDS;
-    // Held until the chunks' kernels are done (`f` ends each chunk with a
-    // download, which waits for this call's stream): a copy released
-    // meanwhile is freed only after its last reader.
-    let resident = gpu.settings.key_resident.then(|| gpu.gpu.resident_key()).flatten();
-    if let Some(view) = resident.as_ref().and_then(|k| k.find(bases)) {
-        let mut acc = G::Projective::identity();
-        for first in (0..bases.len()).step_by(chunk) {
-            let len = chunk.min(bases.len() - first);
-            acc += f(&view.slice(words * first..words * (first + len)), first, len)?;
+    if let Some(key) = gpu.settings.key_resident.then(|| gpu.gpu.resident_key()).flatten() {
+        if let Some(view) = key.find(bases) {
+            let run = (|| {
+                let mut acc = G::Projective::identity();
+                for first in (0..bases.len()).step_by(chunk) {
+                    let len = chunk.min(bases.len() - first);
+                    acc += f(&view.slice(words * first..words * (first + len)), first, len)?;
+                }
+                Ok(acc)
+            })();
+            // `key` is held until the chunks' kernels are done: each chunk
+            // ends with a download, which waits for this call's stream; after
+            // an error, kernels may still be queued, so wait for them here.
+            if run.is_err() {
+                let _ = gpu.stream.synchronize();
+            }
+            return run;
         }
-        return Ok(acc);
     }
     let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
     let upload = if parts.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };

@@ -3,20 +3,26 @@
 //! Phase 2 reads every base of the key's h, l, a, b_g1 and b_g2 once per
 //! partition: 47 GB at porep-32g, streamed up a chunk at a time (~1 s of
 //! copies per partition on the H200). On a card with room for the whole key
-//! beside two calls' pre-staged inputs and a computing call's peak (the
-//! H200's 141 GiB against a 47 GB key), the first call of a key uploads the
-//! bases once, in phase 1 under the memory lock, and every later call's MSMs
-//! and batch additions read them in place (`msm::chunked`). One key per
-//! device at a time (`SUPRASEAL_C2_KEY_RESIDENT=auto`, the default; `off`
-//! streams them in every call).
+//! beside a computing call's peak and two pre-stages (the H200's 141 GiB
+//! against a 47 GB key), the first call of a key uploads the bases in phase
+//! 1 under the memory lock, and later calls' MSMs and batch additions read
+//! them in place (`msm::chunked`). One key per device at a time
+//! (`SUPRASEAL_C2_KEY_RESIDENT=auto`, the default; `off` streams them in
+//! every call).
 //!
 //! The copy is released when its key is dropped ([`forget_key`], run by the
-//! key's `Drop` before its host vectors are freed), when a call of another
-//! key would fit in its place, and when a call's admission finds too little
-//! room for even a computing call's peak. A call that is reading the copy
-//! holds it (an `Arc`) until its kernels are done, so its memory is freed
-//! only after its last reader.
+//! key's `Drop` before its host vectors are freed), when a call's admission
+//! finds too little room for even a computing call's peak, and when calls of
+//! another key have found it unused [`IDLE_CALLS`] times and that key would
+//! fit in its place. A call reading the copy holds it (an `Arc`) while its
+//! chunks run; the free is ordered on the device after every read (cudarc's
+//! events), and the memory goes back to the device at the next pool trim.
+//!
+//! The copy is found by the host address of the bases, so the key's vectors
+//! must not change while it lives: [`Srs`](crate::srs::Srs) gives them out
+//! read-only.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView};
@@ -61,6 +67,8 @@ pub struct ResidentKey {
     stream: Arc<CudaStream>,
     /// Device bytes held.
     pub bytes: usize,
+    /// Calls of other keys since this key's last call ([`IDLE_CALLS`]).
+    idle_calls: AtomicUsize,
 }
 
 impl ResidentKey {
@@ -93,52 +101,103 @@ pub enum Residency {
     Released { bytes: usize },
 }
 
+/// Calls of other keys after which a resident copy that none of them could
+/// use gives way to the key of the next call that would fit in its place
+/// (so two keys used in turn do not swap 47 GB back and forth).
+pub const IDLE_CALLS: usize = 8;
+
+/// The room a call's admission measured, in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Room {
+    /// Free for this call's pre-stage (counting the pre-stage pool's cache).
+    pub avail: usize,
+    /// Free for phase-2 and resident allocations (`avail` less what only
+    /// pre-stages can reuse).
+    pub compute_avail: usize,
+    /// This call's pre-stage (its a, b, c).
+    pub need: usize,
+    /// A computing call's peak plus the margin.
+    pub reserve: usize,
+}
+
 /// Phase 1, under the memory lock: keeps the key of `plan` resident on `gpu`
-/// when there is room, given the call's admission figures (`avail` bytes
-/// free, `need` bytes of pre-stage for this call, `reserve` for a computing
-/// call's peak and the margin):
-/// - this key's copy is there: kept, unless even `reserve` does not fit
-///   (then released, and the call falls back with the room it frees);
-/// - another key's copy is there: released when `reserve` does not fit or
-///   this key would fit in its place (a later call uploads this one), else kept;
-/// - none: uploaded on `stream` (synchronously: once per key) when
-///   `avail` ≥ key + 2·`need` + `reserve`, so that two calls still pre-stage
-///   beside it; a failed allocation or copy leaves the call streaming, with a
-///   warning. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (the room is checked
+/// when there is room ([`Room`]), with `enabled` the call's
+/// `SUPRASEAL_C2_KEY_RESIDENT`:
+/// - this key's copy is there: kept, unless even `reserve` does not fit the
+///   compute room (then released: the call falls back with the room it frees);
+/// - another key's copy is there: released when `reserve` does not fit, or
+///   when it has gone [`IDLE_CALLS`] calls unused and this key would fit in
+///   its place (a later call uploads this one); else kept;
+/// - none (and `enabled`): uploaded on `stream` when the compute room holds
+///   the key, `reserve` and two pre-stages of this call's size where this
+///   call can pre-stage at all (a call too large to pre-stage, e.g. the ten
+///   partitions of a sector in one call, needs only the key and `reserve`),
+///   so that two calls still overlap beside it. The upload synchronises
+///   `stream` (once per key); a failed allocation or copy leaves the call
+///   streaming, with a warning, and the key is not tried again on this
+///   device. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (the room is checked
 ///   here, as for the pre-stage pool's growth).
 ///
 /// # Safety
 /// `plan`'s host vectors must be alive for the whole call (the call holds
 /// its key).
-pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, avail: usize, need: usize, reserve: usize) -> Residency {
-    let mut slot = gpu.resident.lock().unwrap_or_else(|p| p.into_inner());
+pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, room: Room, enabled: bool) -> Residency {
+    let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
+    let Room { avail, compute_avail, need, reserve } = room;
     let key_bytes = plan.bytes();
-    match slot.as_ref() {
-        Some(k) if k.srs_id == plan.srs_id && reserve <= avail => return Residency::Kept,
-        Some(k) if k.srs_id == plan.srs_id || reserve > avail || avail + k.bytes >= key_bytes + 2 * need + reserve => {
+    let stage = if need + reserve <= avail { need } else { 0 };
+    let fits = key_bytes > 0 && compute_avail >= key_bytes + reserve + 2 * stage;
+    if let Some(k) = gpu.resident_key() {
+        let mine = k.srs_id == plan.srs_id;
+        if mine && reserve <= compute_avail {
+            k.idle_calls.store(0, Ordering::Relaxed);
+            return Residency::Kept;
+        }
+        let idle = !mine && k.idle_calls.fetch_add(1, Ordering::Relaxed) + 1 >= IDLE_CALLS;
+        let fits_instead = enabled && compute_avail + k.bytes >= key_bytes + reserve + 2 * stage;
+        if reserve > compute_avail || (idle && fits_instead) {
             let bytes = k.bytes;
-            *slot = None;
+            drop(k);
+            release(gpu);
             tracing::info!(gpu = gpu.ordinal, bytes, "resident key released for room");
             return Residency::Released { bytes };
         }
-        Some(_) => return Residency::Streamed,
-        None if key_bytes == 0 || avail < key_bytes + 2 * need + reserve => return Residency::Streamed,
-        None => {}
+        return Residency::Streamed;
+    }
+    if !enabled || !fits || gpu.resident_failed.load(Ordering::Relaxed) == plan.srs_id {
+        return Residency::Streamed;
     }
     let t = std::time::Instant::now();
     // SAFETY: passed on from the caller.
     match unsafe { upload(gpu, stream, plan) } {
         Ok(k) => {
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            tracing::info!(gpu = gpu.ordinal, bytes = k.bytes, ms, "key resident on the device");
-            *slot = Some(Arc::new(k));
+            tracing::info!(gpu = gpu.ordinal, bytes = k.bytes, ms = t.elapsed().as_secs_f64() * 1e3, "key resident on the device");
+            *gpu.resident.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(k));
             Residency::Uploaded { bytes: key_bytes }
         }
         Err(e) => {
+            gpu.resident_failed.store(plan.srs_id, Ordering::Relaxed);
             tracing::warn!(gpu = gpu.ordinal, bytes = key_bytes, error = %e.message, "key not made resident: its bases stream per call");
             Residency::Streamed
         }
     }
+}
+
+/// Takes the device's copy out of its slot and drops this reference,
+/// returning the stream its free was issued on when no call held it any
+/// more (else the last reader's drop frees it). A deferred error of the
+/// context is logged first: cudarc skips a buffer's event waits (its
+/// readers) while one is pending, so the free would not be ordered after them.
+fn release(gpu: &Gpu) -> Option<Arc<CudaStream>> {
+    let taken = gpu.resident.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    if let Err(e) = gpu.ctx.check_err() {
+        tracing::warn!(gpu = gpu.ordinal, error = ?e, "a deferred CUDA error was recorded on this device");
+    }
+    let _ = gpu.ctx.bind_to_thread();
+    let key = Arc::try_unwrap(taken).ok()?;
+    let stream = key.stream.clone();
+    drop(key);
+    Some(stream)
 }
 
 /// # Safety
@@ -155,30 +214,24 @@ unsafe fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan) -> Result<
     }
     // The host vectors must outlive the copies; and a failure shows here.
     stream.synchronize().map_err(cuda_err("synchronize the resident key's upload"))?;
-    Ok(ResidentKey { srs_id: plan.srs_id, vectors, stream: stream.clone(), bytes: plan.bytes() })
+    Ok(ResidentKey { srs_id: plan.srs_id, vectors, stream: stream.clone(), bytes: plan.bytes(), idle_calls: AtomicUsize::new(0) })
 }
 
 /// Releases key `srs_id`'s copies on every opened device (called by the
-/// key's `Drop`). A call reading a copy keeps it until its kernels are done
-/// (and its phase 2 ends with a pool trim); otherwise the memory goes back
-/// to the device here when no call is in flight on it.
+/// key's `Drop`). Where no call reads the copy, its memory goes back to the
+/// device here (its stream synchronised, the pools trimmed when no call is
+/// in flight); otherwise at the end of the reading call's phase 2.
 pub fn forget_key(srs_id: u64) {
     for gpu in super::device::opened() {
-        let taken = {
-            let mut slot = gpu.resident.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.as_ref().is_none_or(|k| k.srs_id != srs_id) {
-                continue;
-            }
-            slot.take()
-        };
-        let Some(key) = taken.and_then(|k| Arc::try_unwrap(k).ok()) else {
+        let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
+        if gpu.resident_key().is_none_or(|k| k.srs_id != srs_id) {
             continue;
-        };
-        let stream = key.stream.clone();
-        drop(key);
-        let _ = stream.synchronize();
-        if gpu.active.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-            let _ = gpu.trim_pool();
+        }
+        if let Some(stream) = release(&gpu) {
+            let _ = stream.synchronize();
+            if gpu.active.load(Ordering::SeqCst) == 0 {
+                let _ = gpu.trim_pool();
+            }
         }
         tracing::info!(gpu = gpu.ordinal, "resident key released with its key");
     }

@@ -10,7 +10,10 @@
 //! `cuMemsetD8Async` for the zero padding. cudarc records a write event per
 //! buffer; the compute stream waits on those events when phase 2 first uses a
 //! buffer. Nothing here waits for another stream, trims the pool or frees
-//! memory another stream uses.
+//! memory another stream uses, with two exceptions of the resident key
+//! ([`super::resident`]): its one-time upload synchronises this call's own
+//! upload stream, and its release issues a free that the device orders after
+//! the last reads (no host wait).
 
 use std::ffi::c_void;
 
@@ -251,7 +254,8 @@ impl GpuBackend {
         let reusable = (stage_cached + idle).min(need);
         let usable = free.saturating_sub(stage_cached) + reusable;
         let avail = settings.effective_free(usable, total);
-        let avail = avail - self.keep_key_resident(avail, need, reserve);
+        let compute_avail = settings.effective_free(free.saturating_sub(stage_cached), total);
+        let avail = avail - self.keep_key_resident(resident::Room { avail, compute_avail, need, reserve });
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }
@@ -317,19 +321,17 @@ impl GpuBackend {
     }
 
     /// The resident key's part of phase 1 ([`resident::admit`]): the device
-    /// bytes it took from `avail` (a new upload), else 0; logged in the
-    /// call's phase-1 detail.
-    fn keep_key_resident(&self, avail: usize, need: usize, reserve: usize) -> usize {
-        if !self.exec.settings.key_resident {
-            return 0;
-        }
+    /// bytes it took from the room (a new upload), else 0; logged in the
+    /// call's phase-1 detail. With `SUPRASEAL_C2_KEY_RESIDENT=off` the call
+    /// uploads nothing and reads no copy, but still releases one for room.
+    fn keep_key_resident(&self, room: resident::Room) -> usize {
         let plan = self.key_plan.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let t = std::time::Instant::now();
         // SAFETY: the plan is this call's key, which the call holds until it ends.
-        match unsafe { resident::admit(&self.exec.gpu, &self.upload, &plan, avail, need, reserve) } {
+        match unsafe { resident::admit(&self.exec.gpu, &self.upload, &plan, room, self.exec.settings.key_resident) } {
             Residency::Uploaded { bytes } => {
                 self.step(&format!("key resident ({bytes} B)"), t);
-                bytes.min(avail)
+                bytes.min(room.avail)
             }
             Residency::Released { bytes } => {
                 self.step(&format!("resident key released ({bytes} B)"), t);

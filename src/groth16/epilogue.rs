@@ -1,4 +1,4 @@
-//! The epilogue (DESIGN §4 step 5): blinding with r and s.
+//! The epilogue (docs/ARCHITECTURE.md §4 step 5): blinding with r and s.
 //!
 //! `A = α₁ + A′ + r·δ₁`, `B = β₂ + B′₂ + s·δ₂`,
 //! `C = s·A′ + r·B′₁ + rs·δ₁ + s·α₁ + r·β₁ + H + L` — bellperson's prover, so

@@ -1,4 +1,4 @@
-//! The Groth16 prover pipeline of DESIGN §4, written once over a [`Backend`].
+//! The Groth16 prover pipeline of docs/ARCHITECTURE.md §4, written once over a [`Backend`].
 //!
 //! Per call: the split-MSM [`Plans`] for L, A-aux and B-aux are prepared once
 //! for all circuits ([`split`]); then per circuit the quotient and H
@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::srs::Srs;
 use split::{MsmPlan, Query};
 
-/// The five sums a proof is assembled from (DESIGN §4 steps 1–4).
+/// The five sums a proof is assembled from (docs/ARCHITECTURE.md §4 steps 1–4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intermediates {
     /// H = Σ t_i·h_i.
@@ -162,7 +162,7 @@ impl<'a> Plans<'a> {
 /// batch addition over the B-aux bases of 1 scalars (split plan only); with
 /// `msms`, the B-input MSM plus the aux tail MSM (or the whole aux MSM when
 /// the plan is not split). Both parts together are B′ in G2. The pipeline
-/// runs each part on the CPU thread (DESIGN §4: the G2 MSMs beside the GPU)
+/// runs each part on the CPU thread (docs/ARCHITECTURE.md §4: the G2 MSMs beside the GPU)
 /// or in phase 2, as the backend places it.
 pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, batch: bool, msms: bool) -> Result<Vec<G2Projective>> {
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());

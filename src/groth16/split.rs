@@ -1,4 +1,4 @@
-//! Split-MSM preparation (DESIGN §4, the reference's `prep_msm`), written once
+//! Split-MSM preparation (docs/ARCHITECTURE.md §4, the reference's `prep_msm`), written once
 //! for every backend.
 //!
 //! An aux MSM (L, A-aux or B-aux) has one base per *query position* q: every

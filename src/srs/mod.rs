@@ -23,6 +23,7 @@ use blst::{blst_p1_affine, blst_p1_deserialize, blst_p2_affine, blst_p2_deserial
 use blstrs::{G1Affine, G2Affine};
 
 use crate::error::{Error, Result};
+use crate::log::round2;
 
 pub mod buckets;
 mod read;
@@ -61,15 +62,15 @@ pub struct Srs {
     pub delta_g1: G1Affine,
     pub delta_g2: G2Affine,
     /// `n - 1` points for the quotient polynomial H (n = domain size).
-    pub h: Vec<G1Affine>,
+    pub(crate) h: Vec<G1Affine>,
     /// One point per aux variable.
-    pub l: Vec<G1Affine>,
+    pub(crate) l: Vec<G1Affine>,
     /// Inputs first (all of them), then aux variables with the A-density bit set.
-    pub a: Vec<G1Affine>,
+    pub(crate) a: Vec<G1Affine>,
     /// Inputs with the B-input-density bit, then aux with the B-aux-density bit.
-    pub b_g1: Vec<G1Affine>,
+    pub(crate) b_g1: Vec<G1Affine>,
     /// Same selection as `b_g1`, in G2.
-    pub b_g2: Vec<G2Affine>,
+    pub(crate) b_g2: Vec<G2Affine>,
 }
 
 impl std::fmt::Debug for Srs {
@@ -108,6 +109,32 @@ impl Drop for Srs {
 }
 
 impl Srs {
+    /// The H query: `n − 1` points (read-only: a device copy of the key's
+    /// bases is found by their addresses, see `gpu::resident`).
+    pub fn h(&self) -> &[G1Affine] {
+        &self.h
+    }
+
+    /// The L query: one point per aux variable.
+    pub fn l(&self) -> &[G1Affine] {
+        &self.l
+    }
+
+    /// The A query: inputs first, then aux variables with the A-density bit.
+    pub fn a(&self) -> &[G1Affine] {
+        &self.a
+    }
+
+    /// The B query in G1: inputs and aux variables with their B-density bits.
+    pub fn b_g1(&self) -> &[G1Affine] {
+        &self.b_g1
+    }
+
+    /// The B query in G2, the same selection as [`Srs::b_g1`].
+    pub fn b_g2(&self) -> &[G2Affine] {
+        &self.b_g2
+    }
+
     /// log2 of the evaluation domain: `k = ceil(log2(h.len() + 1))`.
     pub fn lg_domain_size(&self) -> u32 {
         (self.h.len() + 1).next_power_of_two().trailing_zeros()
@@ -219,12 +246,12 @@ impl Srs {
             bytes = report.bytes,
             points = report.points,
             threads = report.threads,
-            decode_s = report.decode_s,
-            check_s = report.check_s,
+            decode_s = round2(report.decode_s),
+            check_s = round2(report.check_s),
             check_device = report.device.as_deref().unwrap_or("none (CPU)"),
-            device_s = report.device_s,
+            device_s = round2(report.device_s),
             cpu_fallbacks = report.cpu_fallbacks,
-            gb_per_s = report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9),
+            gb_per_s = round2(report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9)),
             "params file loaded: read and decoded, subgroup-checked in batches (bucket sums on check_device while the next vector decodes, else after the decode on the CPU)"
         );
         Ok((srs, report))

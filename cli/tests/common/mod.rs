@@ -31,3 +31,12 @@ pub fn rng() -> ChaCha20Rng {
 pub fn random_scalars(rng: &mut impl Rng, n: usize) -> Vec<Scalar> {
     (0..n).map(|_| Scalar::random(&mut *rng)).collect()
 }
+
+/// A lock handle from `create_gpu_mutex`, shared by the threads of a test:
+/// the library synchronises every use of one handle, so it may cross threads.
+#[allow(dead_code)] // not every test binary that includes this module shares handles
+pub struct Handle(pub *mut std::ffi::c_void);
+// SAFETY: the handle is an opaque id the library looks up and synchronises.
+unsafe impl Send for Handle {}
+// SAFETY: as above.
+unsafe impl Sync for Handle {}
