@@ -15,7 +15,6 @@ pub mod device;
 pub mod msm;
 #[cfg(supraseal_gpu)]
 pub mod ntt;
-#[cfg(supraseal_gpu)]
 pub mod resident;
 #[cfg(supraseal_gpu)]
 pub mod stage;

@@ -255,7 +255,7 @@ impl GpuBackend {
         let usable = free.saturating_sub(stage_cached) + reusable;
         let avail = settings.effective_free(usable, total);
         let compute_avail = settings.effective_free(free.saturating_sub(stage_cached), total);
-        let avail = avail - self.keep_key_resident(resident::Room { avail, compute_avail, need, reserve });
+        let avail = avail - self.keep_key_resident(resident::Room { avail, compute_avail, one_circuit: 3 * n * std::mem::size_of::<Scalar>(), reserve });
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }

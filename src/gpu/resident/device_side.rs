@@ -1,34 +1,13 @@
-//! The key's bases kept on the device between calls, where the card has room.
-//!
-//! Phase 2 reads every base of the key's h, l, a, b_g1 and b_g2 once per
-//! partition: 47 GB at porep-32g, streamed up a chunk at a time (~1 s of
-//! copies per partition on the H200). On a card with room for the whole key
-//! beside a computing call's peak and two pre-stages (the H200's 141 GiB
-//! against a 47 GB key), the first call of a key uploads the bases in phase
-//! 1 under the memory lock, and later calls' MSMs and batch additions read
-//! them in place (`msm::chunked`). One key per device at a time
-//! (`SUPRASEAL_C2_KEY_RESIDENT=auto`, the default; `off` streams them in
-//! every call).
-//!
-//! The copy is released when its key is dropped ([`forget_key`], run by the
-//! key's `Drop` before its host vectors are freed), when a call's admission
-//! finds too little room for even a computing call's peak, and when calls of
-//! another key have found it unused [`IDLE_CALLS`] times and that key would
-//! fit in its place. A call reading the copy holds it (an `Arc`) while its
-//! chunks run; the free is ordered on the device after every read (cudarc's
-//! events), and the memory goes back to the device at the next pool trim.
-//!
-//! The copy is found by the host address of the bases, so the key's vectors
-//! must not change while it lives: [`Srs`](crate::srs::Srs) gives them out
-//! read-only.
+//! The device half of [`super`]: the copies, their upload and release.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView};
 
-use super::device::{cuda_err, Gpu};
-use super::Limbs;
+use super::{decide, Decision, Room};
+use crate::gpu::device::{cuda_err, Gpu};
+use crate::gpu::Limbs;
 use crate::error::Result;
 
 /// The host vectors of one key, as phase 0 found them: what phase 1 uploads.
@@ -67,7 +46,7 @@ pub struct ResidentKey {
     stream: Arc<CudaStream>,
     /// Device bytes held.
     pub bytes: usize,
-    /// Calls of other keys since this key's last call ([`IDLE_CALLS`]).
+    /// Calls of other keys since this key's last call ([`super::IDLE_CALLS`]).
     idle_calls: AtomicUsize,
 }
 
@@ -101,37 +80,18 @@ pub enum Residency {
     Released { bytes: usize },
 }
 
-/// Calls of other keys after which a resident copy that none of them could
-/// use gives way to the key of the next call that would fit in its place
-/// (so two keys used in turn do not swap 47 GB back and forth).
-pub const IDLE_CALLS: usize = 8;
-
-/// The room a call's admission measured, in bytes.
-#[derive(Clone, Copy, Debug)]
-pub struct Room {
-    /// Free for this call's pre-stage (counting the pre-stage pool's cache).
-    pub avail: usize,
-    /// Free for phase-2 and resident allocations (`avail` less what only
-    /// pre-stages can reuse).
-    pub compute_avail: usize,
-    /// This call's pre-stage (its a, b, c).
-    pub need: usize,
-    /// A computing call's peak plus the margin.
-    pub reserve: usize,
-}
-
 /// Phase 1, under the memory lock: keeps the key of `plan` resident on `gpu`
 /// when there is room ([`Room`]), with `enabled` the call's
 /// `SUPRASEAL_C2_KEY_RESIDENT`:
 /// - this key's copy is there: kept, unless even `reserve` does not fit the
 ///   compute room (then released: the call falls back with the room it frees);
 /// - another key's copy is there: released when `reserve` does not fit, or
-///   when it has gone [`IDLE_CALLS`] calls unused and this key would fit in
+///   when it has gone [`super::IDLE_CALLS`] calls unused and this key would fit in
 ///   its place (a later call uploads this one); else kept;
 /// - none (and `enabled`): uploaded on `stream` when the compute room holds
-///   the key, `reserve` and two pre-stages of this call's size where this
-///   call can pre-stage at all (a call too large to pre-stage, e.g. the ten
-///   partitions of a sector in one call, needs only the key and `reserve`),
+///   the key, `reserve` and two one-circuit pre-stages (where a circuit can
+///   pre-stage at all; a call of many circuits, such as a sector's ten
+///   partitions, is not counted whole),
 ///   so that two calls still overlap beside it. The upload synchronises
 ///   `stream` (once per key); a failed allocation or copy leaves the call
 ///   streaming, with a warning, and the key is not tried again on this
@@ -143,29 +103,29 @@ pub struct Room {
 /// its key).
 pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, room: Room, enabled: bool) -> Residency {
     let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
-    let Room { avail, compute_avail, need, reserve } = room;
     let key_bytes = plan.bytes();
-    let stage = if need + reserve <= avail { need } else { 0 };
-    let fits = key_bytes > 0 && compute_avail >= key_bytes + reserve + 2 * stage;
-    if let Some(k) = gpu.resident_key() {
+    let failed_before = gpu.resident_failed.load(Ordering::Relaxed) == plan.srs_id;
+    let current = gpu.resident_key();
+    let seen = current.as_ref().map(|k| {
         let mine = k.srs_id == plan.srs_id;
-        if mine && reserve <= compute_avail {
-            k.idle_calls.store(0, Ordering::Relaxed);
+        let idle = if mine { 0 } else { k.idle_calls.fetch_add(1, Ordering::Relaxed) + 1 };
+        (mine, k.bytes, idle)
+    });
+    match decide(seen, room, key_bytes, enabled, failed_before) {
+        Decision::Keep => {
+            if let Some(k) = &current {
+                k.idle_calls.store(0, Ordering::Relaxed);
+            }
             return Residency::Kept;
         }
-        let idle = !mine && k.idle_calls.fetch_add(1, Ordering::Relaxed) + 1 >= IDLE_CALLS;
-        let fits_instead = enabled && compute_avail + k.bytes >= key_bytes + reserve + 2 * stage;
-        if reserve > compute_avail || (idle && fits_instead) {
-            let bytes = k.bytes;
-            drop(k);
+        Decision::Stream => return Residency::Streamed,
+        Decision::Release => {
+            let bytes = current.map_or(0, |k| k.bytes);
             release(gpu);
             tracing::info!(gpu = gpu.ordinal, bytes, "resident key released for room");
             return Residency::Released { bytes };
         }
-        return Residency::Streamed;
-    }
-    if !enabled || !fits || gpu.resident_failed.load(Ordering::Relaxed) == plan.srs_id {
-        return Residency::Streamed;
+        Decision::Upload => {}
     }
     let t = std::time::Instant::now();
     // SAFETY: passed on from the caller.
@@ -222,7 +182,7 @@ unsafe fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan) -> Result<
 /// device here (its stream synchronised, the pools trimmed when no call is
 /// in flight); otherwise at the end of the reading call's phase 2.
 pub fn forget_key(srs_id: u64) {
-    for gpu in super::device::opened() {
+    for gpu in crate::gpu::device::opened() {
         let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
         if gpu.resident_key().is_none_or(|k| k.srs_id != srs_id) {
             continue;

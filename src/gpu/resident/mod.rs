@@ -1,0 +1,134 @@
+//! The key's bases kept on the device between calls, where the card has room.
+//!
+//! Phase 2 reads every base of the key's h, l, a, b_g1 and b_g2 once per
+//! partition: 47 GB at porep-32g, streamed up a chunk at a time (~1 s of
+//! copies per partition on the H200). On a card with room for the whole key
+//! beside a computing call's peak and two pre-stages (the H200's 141 GiB
+//! against a 47 GB key), the first call of a key uploads the bases in phase
+//! 1 under the memory lock, and later calls' MSMs and batch additions read
+//! them in place (`msm::chunked`). One key per device at a time
+//! (`SUPRASEAL_C2_KEY_RESIDENT=auto`, the default; `off` streams them in
+//! every call).
+//!
+//! The copy is released when its key is dropped ([`forget_key`], run by the
+//! key's `Drop` before its host vectors are freed), when a call's admission
+//! finds too little room for even a computing call's peak, and when calls of
+//! another key have found it unused [`IDLE_CALLS`] times and that key would
+//! fit in its place. A call reading the copy holds it (an `Arc`) while its
+//! chunks run; the free is ordered on the device after every read (cudarc's
+//! events), and the memory goes back to the device at the next pool trim.
+//!
+//! The copy is found by the host address of the bases, so the key's vectors
+//! must not change while it lives: [`Srs`](crate::srs::Srs) gives them out
+//! read-only.
+
+/// Calls of other keys after which a resident copy that none of them could
+/// use gives way to the key of the next call that would fit in its place
+/// (so two keys used in turn do not swap 47 GB back and forth).
+pub const IDLE_CALLS: usize = 8;
+
+/// The room a call's admission measured, in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Room {
+    /// Free for this call's pre-stage (counting the pre-stage pool's cache).
+    pub avail: usize,
+    /// Free for phase-2 and resident allocations (`avail` less what only
+    /// pre-stages can reuse).
+    pub compute_avail: usize,
+    /// One circuit's pre-stage (its a, b, c).
+    pub one_circuit: usize,
+    /// A computing call's peak plus the margin.
+    pub reserve: usize,
+}
+
+/// What admission does with the device's resident copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// This call's key is resident: read it in place.
+    Keep,
+    /// Free the copy (this call then streams; a later call may upload).
+    Release,
+    /// Leave things as they are and stream this call's bases.
+    Stream,
+    /// Nothing is resident and this key fits: upload it.
+    Upload,
+}
+
+/// The rule of [`admit`], from the figures alone: `current` is the resident
+/// copy as (this call's key?, its bytes, calls of other keys since its last
+/// use, this one included), `key_bytes` this call's key, `enabled` its
+/// `SUPRASEAL_C2_KEY_RESIDENT`, `failed_before` whether its upload failed on
+/// this device already.
+pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usize, enabled: bool, failed_before: bool) -> Decision {
+    let Room { avail, compute_avail, one_circuit, reserve } = room;
+    // Two one-circuit pre-stages beside the key (two calls of one partition
+    // overlap), where a circuit can pre-stage at all. A call of many
+    // circuits is not counted whole: it gains more from the resident bases
+    // than from pre-staging (0.25 s per circuit's a, b, c against ~1 s of
+    // bases per partition at porep-32g on the H200).
+    let stage = if one_circuit + reserve <= avail { one_circuit } else { 0 };
+    let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + 2 * stage;
+    match current {
+        Some((true, _, _)) if reserve <= compute_avail => Decision::Keep,
+        Some(_) if reserve > compute_avail => Decision::Release,
+        Some((true, _, _)) => unreachable!("handled above"),
+        Some((false, bytes, idle)) if idle >= IDLE_CALLS && enabled && room_for(compute_avail + bytes) => Decision::Release,
+        Some(_) => Decision::Stream,
+        None if enabled && !failed_before && room_for(compute_avail) => Decision::Upload,
+        None => Decision::Stream,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decide, Decision, Room, IDLE_CALLS};
+
+    const GB: usize = 1 << 30;
+    /// porep-32g on a 141 GiB card: key 44 GiB, pre-stage 12 GiB, reserve 12.5 GiB.
+    fn room(free: usize) -> Room {
+        Room { avail: free, compute_avail: free, one_circuit: 12 * GB, reserve: 25 * GB / 2 }
+    }
+
+    #[test]
+    fn uploads_where_the_key_fits_beside_two_prestages_and_the_peak() {
+        assert_eq!(decide(None, room(139 * GB), 44 * GB, true, false), Decision::Upload);
+        // 44 + 12.5 + 2·12 = 80.5 GiB: not on an 80 GiB card.
+        assert_eq!(decide(None, room(80 * GB), 44 * GB, true, false), Decision::Stream);
+        // Where a circuit cannot pre-stage beside the peak (a small card),
+        // the key needs only the peak beside it.
+        let tight = Room { avail: 59 * GB, compute_avail: 59 * GB, one_circuit: 48 * GB, reserve: 12 * GB };
+        assert_eq!(decide(None, tight, 44 * GB, true, false), Decision::Upload);
+        // A 16 GiB card: never.
+        assert_eq!(decide(None, room(15 * GB), 44 * GB, true, false), Decision::Stream);
+        // Switched off, failed before, or an empty key: never.
+        assert_eq!(decide(None, room(139 * GB), 44 * GB, false, false), Decision::Stream);
+        assert_eq!(decide(None, room(139 * GB), 44 * GB, true, true), Decision::Stream);
+        assert_eq!(decide(None, room(139 * GB), 0, true, false), Decision::Stream);
+    }
+
+    #[test]
+    fn keeps_its_own_copy_and_releases_it_only_when_the_peak_does_not_fit() {
+        assert_eq!(decide(Some((true, 44 * GB, 0)), room(95 * GB), 44 * GB, true, false), Decision::Keep);
+        assert_eq!(decide(Some((true, 44 * GB, 0)), room(12 * GB), 44 * GB, true, false), Decision::Release);
+        // Switched off: no upload, but the room is still given back under pressure.
+        assert_eq!(decide(Some((false, 44 * GB, 1)), room(12 * GB), 44 * GB, false, false), Decision::Release);
+    }
+
+    #[test]
+    fn another_keys_copy_gives_way_only_after_idle_calls_and_when_this_key_fits() {
+        let other = |idle| Some((false, 44 * GB, idle));
+        for idle in 1..IDLE_CALLS {
+            assert_eq!(decide(other(idle), room(95 * GB), 44 * GB, true, false), Decision::Stream, "idle {idle}");
+        }
+        assert_eq!(decide(other(IDLE_CALLS), room(95 * GB), 44 * GB, true, false), Decision::Release);
+        // Idle, but this key would not fit even in its place: keep the other.
+        assert_eq!(decide(other(IDLE_CALLS), room(20 * GB), 100 * GB, true, false), Decision::Stream);
+        // Idle, but this call does not want residency.
+        assert_eq!(decide(other(IDLE_CALLS), room(95 * GB), 44 * GB, false, false), Decision::Stream);
+    }
+}
+
+#[cfg(supraseal_gpu)]
+mod device_side;
+#[cfg(supraseal_gpu)]
+pub use device_side::*;
