@@ -1,5 +1,5 @@
 //! One proving call from the ABI's point of view: validate, then the phases
-//! of DESIGN §5 ([`prove`]): 0 pin and start the CPU thread, 1 pre-stage
+//! of docs/ARCHITECTURE.md §5 ([`prove`]): 0 pin and start the CPU thread, 1 pre-stage
 //! under the memory lock, 2 kernels under the compute lock, 3 unpin and join;
 //! then the epilogue.
 //!
@@ -75,10 +75,10 @@ unsafe fn copy_scalars(ptr: *const fr_t, n: usize, name: &str) -> Result<Vec<Sca
     Ok(v)
 }
 
-/// Validates the call, runs the phases of DESIGN §5 and returns the sums.
+/// Validates the call, runs the phases of docs/ARCHITECTURE.md §5 and returns the sums.
 ///
 /// # Safety
-/// The ABI contract of `generate_groth16_proofs_c` (DESIGN §2).
+/// The ABI contract of `generate_groth16_proofs_c` (docs/ARCHITECTURE.md §2).
 pub unsafe fn start(
     provers: *const CAssignment,
     num_circuits: usize,
@@ -291,7 +291,7 @@ fn record(report: CallReport) {
     }
 }
 
-/// Phases 0–3 of DESIGN §5 for a validated batch on `backend`, with `locks`.
+/// Phases 0–3 of docs/ARCHITECTURE.md §5 for a validated batch on `backend`, with `locks`.
 ///
 /// Phase 0 (no lock): pin a/b/c; start the CPU thread (split-MSM plans, then
 /// the G2 MSMs of B′). Phase 1 (memory lock): pre-stage or decide fallback.
@@ -347,7 +347,7 @@ pub fn prove<B: Backend + ?Sized>(
                 let plans = Arc::new(Plans::prepare(srs, batch));
                 let prep = t.elapsed();
                 let _ = tx.send(plans.clone());
-                // B′ in G2 (DESIGN §4: the G2 MSMs on CPU threads, beside the
+                // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
                 // GPU), less the parts the backend runs on the device in phase 2.
                 let t = Instant::now();
                 let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());

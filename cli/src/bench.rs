@@ -290,7 +290,7 @@ fn blinders(seed: u64, worker: usize, p: usize) -> (Scalar, Scalar) {
 }
 
 struct Handle(*mut std::ffi::c_void);
-// SAFETY: a lock handle is made to be shared by threads (DESIGN §5).
+// SAFETY: a lock handle is made to be shared by threads (docs/ARCHITECTURE.md §5).
 unsafe impl Send for Handle {}
 unsafe impl Sync for Handle {}
 

@@ -44,7 +44,7 @@ enum Command {
     Prove(ProveArgs),
     /// Write test fixtures for C/Go callers: params, witnesses, r/s, expected proofs.
     Fixture(fixture::FixtureArgs),
-    /// Throughput of W workers sharing one GPU under each lock mode (DESIGN §5).
+    /// Throughput of W workers sharing one GPU under each lock mode (the two-lock pipeline of docs/ARCHITECTURE.md §5).
     Bench(supraseal_c2_cli::bench::BenchArgs),
     /// Params files: write synthetic shapes (`params synth`), load and check one (`params check`).
     #[command(subcommand)]
@@ -289,12 +289,14 @@ fn prove(args: ProveArgs) -> Result<bool> {
         Some(p) => p,
         None => {
             let dir = params::cache_dir();
-            let pb = spinner(&format!("parameters for {}-k{k} (generated with bellperson on first use)", kind.name()));
+            let pb = spinner(&format!("parameters for {}-k{k} (from the cache, or generated with bellperson on first use)", kind.name()));
             let t = Instant::now();
             let (path, generated) = params::ensure(&dir, kind, k, seed)?;
             drop(pb);
             if generated {
                 println!("params: generated with bellperson in {} and cached", ms(t.elapsed()));
+            } else {
+                println!("params: found in the cache ({})", dir.display());
             }
             path
         }

@@ -4,7 +4,7 @@
 //! Layers (after cudarc's own): [`device`] owns the context, stream and
 //! kernel module and converts driver errors; [`ntt`] and [`msm`] drive the
 //! kernels; [`stage`] pins and pre-stages a call's inputs (phases 0, 1, 3 of
-//! DESIGN §5); [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
+//! docs/ARCHITECTURE.md §5); [`GpuBackend`] implements the pipeline's [`Backend`]. The NTTs,
 //! the G1 MSMs and the batch additions (G1 and G2) run on the device; the G2
 //! MSMs of B′ stay on CPU threads, as in the reference, unless
 //! `SUPRASEAL_C2_G2_MSM=gpu` moves them to the device.

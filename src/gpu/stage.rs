@@ -1,4 +1,4 @@
-//! Phases 0, 1 and 3 of a GPU call (DESIGN §5): pinning the caller's a/b/c,
+//! Phases 0, 1 and 3 of a GPU call (docs/ARCHITECTURE.md §5): pinning the caller's a/b/c,
 //! pre-staging them on the device under the memory lock, and unpinning.
 //!
 //! Phase 1 uses only operations that wait for no other stream:

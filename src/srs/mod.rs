@@ -1,6 +1,6 @@
 //! The params (SRS) file: parsing, point validation and the handle cache.
 //!
-//! Format (DESIGN §3; bellperson's `Parameters::write`), all integers
+//! Format (docs/ARCHITECTURE.md §3; bellperson's `Parameters::write`), all integers
 //! big-endian: `alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2`, then
 //! six length-prefixed vectors, each a `u32` count followed by the points:
 //! `ic`, `h`, `l`, `a`, `b_g1` (G1, 96-byte uncompressed encodings) and `b_g2`
@@ -40,7 +40,7 @@ pub const G2_BYTES: usize = 192;
 /// The proving key: the verifying-key points the epilogue needs and the five
 /// query vectors, all decoded to affine points in Montgomery form.
 pub struct Srs {
-    /// Page-locking of the query vectors (h, l, a, b_g1, b_g2) for GPU uploads (DESIGN §3:
+    /// Page-locking of the query vectors (h, l, a, b_g1, b_g2) for GPU uploads (docs/ARCHITECTURE.md §3:
     /// points in pinned host memory when a GPU is in use), made once by the
     /// first GPU call (`gpu::stage`). Declared first so that it is dropped,
     /// unregistering the memory, before the vectors are freed.
