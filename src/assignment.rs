@@ -67,7 +67,7 @@ impl Batch<'_> {
 fn count_ones(words: &[u64], len: usize) -> usize {
     let full = len / 64;
     let mut n: usize = words[..full].iter().map(|w| w.count_ones() as usize).sum();
-    if len % 64 != 0 {
+    if !len.is_multiple_of(64) {
         n += (words[full] & ((1u64 << (len % 64)) - 1)).count_ones() as usize;
     }
     n
@@ -76,7 +76,7 @@ fn count_ones(words: &[u64], len: usize) -> usize {
 /// Equality of the first `len` bits.
 fn same_bits(x: &[u64], y: &[u64], len: usize) -> bool {
     let full = len / 64;
-    x[..full] == y[..full] && (len % 64 == 0 || ((x[full] ^ y[full]) & ((1u64 << (len % 64)) - 1)) == 0)
+    x[..full] == y[..full] && (len.is_multiple_of(64) || ((x[full] ^ y[full]) & ((1u64 << (len % 64)) - 1)) == 0)
 }
 
 /// Builds a slice from a caller pointer, checking NULL and alignment.
@@ -91,7 +91,7 @@ unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl Fn() -> String) -> 
     if ptr.is_null() {
         return Err(Error::invalid(format!("{} is NULL but its size is {len}", what())));
     }
-    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+    if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(Error::invalid(format!(
             "{} = {ptr:p} is not aligned to {} bytes",
             what(),

@@ -333,7 +333,7 @@ pub fn prove_call(data: &[u8]) {
         let e = unsafe { generate_groth16_proofs_c(provers.as_ptr(), num, rp, sp, out, &handle, gpu_mtx, gpu_index) };
         (e, "generate_groth16_proofs_c")
     } else {
-        let mut pending: *mut c_void = 1 as *mut c_void;
+        let mut pending: *mut c_void = std::ptr::dangling_mut::<c_void>();
         // SAFETY: as above; `pending` is writable.
         let e = unsafe {
             generate_groth16_proofs_start_c(provers.as_ptr(), num, rp, sp, &handle, gpu_mtx, gpu_index, &mut pending)

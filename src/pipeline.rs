@@ -66,7 +66,7 @@ unsafe fn copy_scalars(ptr: *const fr_t, n: usize, name: &str) -> Result<Vec<Sca
     if ptr.is_null() {
         return Err(Error::invalid(format!("{name} is NULL but num_circuits is {n}")));
     }
-    if (ptr as usize) % std::mem::align_of::<fr_t>() != 0 {
+    if !(ptr as usize).is_multiple_of(std::mem::align_of::<fr_t>()) {
         return Err(Error::invalid(format!("{name} = {ptr:p} is not aligned to 8 bytes")));
     }
     let mut v = crate::error::try_vec(n, format_args!("{name} (num_circuits = {n})"))?;

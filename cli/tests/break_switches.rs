@@ -122,7 +122,7 @@ fn malformed_switches_give_einval_naming_the_variable_and_release_the_locks() {
             assert!(e.message.starts_with("generate_groth16_proofs_c"), "{e}");
             assert_eq!(bytes(&proofs[0]), bytes(&supraseal_c2::groth16_proof::default()), "no proof written");
             // The split form refuses it the same way and hands back NULL.
-            let mut pending = 1usize as *mut std::ffi::c_void;
+            let mut pending = std::ptr::dangling_mut::<std::ffi::c_void>();
             let e = ffi::check(unsafe {
                 ffi::generate_groth16_proofs_start_c(
                     provers.as_ptr(),

@@ -81,7 +81,7 @@ fn finalize_twice_and_destroy_after_finalize_are_refused_harmlessly() {
 fn start_reports_errors_and_leaves_no_handle() {
     let keys = common::keys(Kind::Mimc, 8);
     let srs = Params::open(&keys.path, true).unwrap();
-    let mut handle: *mut c_void = 1 as *mut c_void;
+    let mut handle: *mut c_void = std::ptr::dangling_mut::<c_void>();
     let e = ffi::check(unsafe {
         ffi::generate_groth16_proofs_start_c(
             std::ptr::null(),

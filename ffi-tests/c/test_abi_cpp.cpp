@@ -1,5 +1,5 @@
 // supraseal_c2.h from C++: the declarations link with C linkage, the layouts
-// match DESIGN §2, and a call returns the documented error.
+// match docs/ARCHITECTURE.md §2, and a call returns the documented error.
 //
 //   test_abi_cpp FIXTURE_DIR
 #include <cerrno>

@@ -383,11 +383,10 @@ impl Gpu {
     }
 
     /// Returns the compute pool's unused memory to the device
-    /// (`cuMemPoolTrimTo`). Called at the end of phase 2, under the compute
-    /// lock, where waiting for other streams costs nothing, and when the
-    /// device is idle.
-    /// The resident pool's unused memory (a released key's copy, once its
-    /// free has run) goes back with it.
+    /// (`cuMemPoolTrimTo`), and the resident pool's (a released key's copy,
+    /// once its free has run). Called at the end of phase 2, under the
+    /// compute lock, where waiting for other streams costs nothing, and when
+    /// the device is idle.
     pub fn trim_pool(&self) -> Result<()> {
         for pool in [&self.compute_pool, &self.resident_pool] {
             // SAFETY: a valid pool of our device.

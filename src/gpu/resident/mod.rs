@@ -69,9 +69,9 @@ pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usiz
     let stage = if one_circuit + reserve <= avail { one_circuit } else { 0 };
     let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + 2 * stage;
     match current {
-        Some((true, _, _)) if reserve <= compute_avail => Decision::Keep,
+        // Not even a computing call's peak fits: any copy gives its room.
         Some(_) if reserve > compute_avail => Decision::Release,
-        Some((true, _, _)) => unreachable!("handled above"),
+        Some((true, _, _)) => Decision::Keep,
         Some((false, bytes, idle)) if idle >= IDLE_CALLS && enabled && room_for(compute_avail + bytes) => Decision::Release,
         Some(_) => Decision::Stream,
         None if enabled && !failed_before && room_for(compute_avail) => Decision::Upload,
