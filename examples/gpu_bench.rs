@@ -24,6 +24,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
+use supraseal_c2::backend::Backend;
 use supraseal_c2::cpu::ntt::Direction;
 use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning};
 
@@ -118,9 +119,9 @@ fn main() {
     if let Some((_, b, s, want)) = msm_inputs.iter().find(|(lg, ..)| *lg == sweep_log) {
         let mut best: Option<(f64, MsmTuning)> = None;
         gpu.with_pinned(s, || {
-            // Session 5's first sweep (also register-capped kernel variants,
-            // since dropped, x blocks 64/128/256 x K 16/32/64 x c 15..17) put
-            // blocks of 128 first; this one checks the window and K around it.
+            // A wider sweep (blocks 64/128/256 x K 16/32/64 x c 15..17, and
+            // register-capped kernel variants) puts blocks of 128 first
+            // (notes/GPU.md); this one checks the window and K around it.
             for window_bits in [16, 17, 18] {
                 for points_per_thread in [32, 64] {
                     for block in [128, 256] {

@@ -3,24 +3,20 @@
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
-use crate::config::Settings;
 use crate::error::Result;
 
 /// One circuit's `[a, b, c]` evaluations as the caller passed them
 /// (`abc_size` scalars each, Montgomery form).
 pub type Abc<'a> = [&'a [Scalar]; 3];
 
-/// One circuit's a, b, c already on the device, zero-padded to the domain
-/// (made in phase 1; what is inside is the backend's business).
-pub struct Staged(pub Box<dyn std::any::Any + Send>);
-
-/// What phase 1 (under the memory lock) decided for a call.
-pub enum Admission {
+/// What phase 1 (under the memory lock) decided for a call; `S` is the
+/// backend's [`Backend::Staged`].
+pub enum Admission<S> {
     /// The backend has nothing to stage (the CPU backend).
     NotNeeded,
     /// Every circuit's inputs are allocated on the device and their uploads
     /// are issued (maybe still in flight; phase 2 waits on their events).
-    Staged(Vec<Staged>),
+    Staged(Vec<S>),
     /// Nothing was allocated; phase 2 allocates and uploads. Says why.
     Fallback(String),
 }
@@ -32,6 +28,11 @@ pub enum Admission {
 /// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
 /// [`Backend::unpin`] (phase 3, no lock).
 pub trait Backend: Sync {
+    /// One circuit's a, b, c already on the device, zero-padded to the
+    /// domain (made in phase 1, consumed by [`Backend::quotient`]). A backend
+    /// that stages nothing uses an uninhabited type.
+    type Staged: Send;
+
     /// Short name for logs and the CLI ("cpu", "gpu").
     fn name(&self) -> &'static str;
 
@@ -47,18 +48,17 @@ pub trait Backend: Sync {
     /// uploads stay pageable. Default: nothing to do.
     fn pin_key(&self, _srs: &crate::srs::Srs) {}
 
-    /// Phase 1's gate, taken before the memory lock and dropped after it:
-    /// waits for host-memory registrations in flight on this device (driver
-    /// calls that would stall phase 1's allocations inside the lock) and keeps
-    /// new ones out until phase 1 is over. Default: none.
-    fn phase1_gate(&self) -> Option<std::sync::RwLockReadGuard<'_, ()>> {
+    /// The gate that keeps this device's host-memory registrations out of
+    /// phase 1 ([`crate::locks::RegistrationGate`]); the memory lock holds it
+    /// for phase 1. Default: none.
+    fn registration_gate(&self) -> Option<&crate::locks::RegistrationGate> {
         None
     }
 
     /// Phase 1: decides from measured free memory whether every circuit's
     /// a, b, c fit on the device, and if so allocates them and issues the
     /// uploads. Never waits for other streams; any failure is a fallback.
-    fn prestage(&self, _inputs: &[Abc<'_>], _n: usize) -> Admission {
+    fn prestage(&self, _inputs: &[Abc<'_>], _n: usize) -> Admission<Self::Staged> {
         Admission::NotNeeded
     }
 
@@ -89,7 +89,7 @@ pub trait Backend: Sync {
     /// the coset g·⟨ω⟩ (g = 7), pointwise `(a·b − c)·(gⁿ − 1)⁻¹`, inverse
     /// coset NTT. Returns `n` coefficients (the last one is zero).
     /// `staged` is this circuit's phase-1 upload of the same `abc`, if any.
-    fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<Staged>) -> Result<Vec<Scalar>>;
+    fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<Self::Staged>) -> Result<Vec<Scalar>>;
 
     /// H = Σ t_i·bases[i] for the quotient t of [`Backend::quotient`]
     /// (`bases.len() ≤ n` points, the H query), with the time spent in the
@@ -99,7 +99,7 @@ pub trait Backend: Sync {
         &self,
         abc: Abc<'_>,
         n: usize,
-        staged: Option<Staged>,
+        staged: Option<Self::Staged>,
         bases: &[G1Affine],
     ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
         let t = std::time::Instant::now();
@@ -127,6 +127,12 @@ pub trait Backend: Sync {
         false
     }
 
+    /// Where the G2 MSMs of B′ run, for the per-call report: "cpu", "gpu",
+    /// or either with " (auto)" when `SUPRASEAL_C2_G2_MSM=auto` chose it.
+    fn g2_msm_placement(&self) -> &'static str {
+        "cpu"
+    }
+
     /// Σ scalars[i]·bases[i] in G2.
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective>;
 
@@ -135,39 +141,4 @@ pub trait Backend: Sync {
 
     /// Σ of the G2 bases whose bit is set.
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective>;
-}
-
-/// Which backend a call uses, from `SUPRASEAL_C2_BACKEND` (`cpu`, `gpu`,
-/// `auto`; default `auto`: the GPU when this build has kernels, libcuda loads
-/// and a device exists, otherwise the CPU). `device` is the GPU ordinal.
-///
-/// Errors: `ENODEV` for `gpu` when no GPU is usable (the message says why),
-/// a CUDA error number when the device cannot be opened, `EINVAL` for an
-/// unknown value.
-pub fn select(device: usize, settings: Settings) -> Result<Box<dyn Backend>> {
-    // var_os: a value that is not UTF-8 is malformed (EINVAL below), not absent.
-    let choice = std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-    match choice.trim().to_ascii_lowercase().as_str() {
-        "cpu" => Ok(Box::new(crate::cpu::CpuBackend)),
-        "gpu" => crate::gpu::backend(device, settings).map_err(|e| {
-            crate::error::Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))
-        }),
-        "" | "auto" => {
-            let gpus = crate::gpu::device_count();
-            if gpus > 0 && device >= gpus {
-                // A wrong index on a GPU host must not quietly prove on the CPU.
-                return Err(crate::error::Error::no_device(format!(
-                    "gpu_index {device} requested but {gpus} CUDA device(s) are usable"
-                )));
-            }
-            if gpus > device {
-                crate::gpu::backend(device, settings)
-            } else {
-                Ok(Box::new(crate::cpu::CpuBackend))
-            }
-        }
-        other => Err(crate::error::Error::invalid(format!(
-            "SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"
-        ))),
-    }
 }

@@ -21,14 +21,7 @@
 
 use crate::error::{Error, Result};
 
-/// How the locks are taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockMode {
-    /// Memory lock for phase 1, then compute lock for phase 2 (the design).
-    Two,
-    /// The compute lock around phases 1 and 2 (the single-lock design, for comparison).
-    Single,
-}
+pub use crate::locks::LockMode;
 
 /// The phase an injected allocation fault targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,6 +35,7 @@ pub mod assignment;
 pub mod backend;
 pub mod config;
 pub mod cpu;
+pub mod curve;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing; // fuzz harnesses (fuzz/, tests/fuzz_corpus.rs); not a supported API

@@ -1,18 +1,32 @@
-//! The per-GPU lock handle of docs/ARCHITECTURE.md §5: a memory lock (VRAM allocation and
-//! upload issue) and a compute lock (kernel execution).
+//! The lock protocol of docs/ARCHITECTURE.md §5, as types: a per-GPU memory
+//! lock (VRAM admission and upload issue) and compute lock (kernels), the
+//! mode that says which of them a call takes, and the gate that keeps
+//! host-memory registrations out of phase 1.
 //!
-//! Protocol: a call takes the memory lock, releases it, then takes the compute
-//! lock; it never holds both and always goes memory before compute, so two
-//! calls can never wait on each other in a cycle. The CPU backend follows the
-//! same protocol (its phase 1 has nothing to stage), so the ordering is
-//! exercised by CI, which has no GPU.
+//! Protocol: a call takes the memory lock, releases it, then takes the
+//! compute lock; it never holds both and always goes memory before compute,
+//! so two calls can never wait on each other in a cycle. The types enforce
+//! it: the only way from a [`MemoryGuard`] to a [`ComputeGuard`] is
+//! [`MemoryGuard::into_compute`], which releases the memory lock (and the
+//! registration gate) before it asks for the compute lock. The CPU backend
+//! follows the same protocol (its phase 1 has nothing to stage), so the
+//! ordering is exercised by CI, which has no GPU.
 //!
 //! A handle from `create_gpu_mutex` is shared by any number of threads. NULL
 //! selects a process-wide default handle per device, created on first use and
 //! never freed.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
+
+/// How the locks are taken (`SUPRASEAL_C2_LOCKS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    /// Memory lock for phase 1, then compute lock for phase 2 (the design).
+    Two,
+    /// The compute lock around phases 1 and 2 (the single-lock design, for comparison).
+    Single,
+}
 
 /// The two mutexes guarding one GPU (or the CPU backend's compute).
 #[derive(Debug, Default)]
@@ -42,24 +56,17 @@ fn lock(m: &Mutex<()>) -> MutexGuard<'_, ()> {
 }
 
 impl GpuLocks {
-    /// Takes the memory lock (phase 1).
-    pub fn mem(&self) -> MutexGuard<'_, ()> {
-        lock(&self.mem)
+    /// Phase 1 in two-lock mode: waits for `gate` (host registrations in
+    /// flight on this device, if the backend has any), then takes the memory
+    /// lock. The gate is held with the lock and released with it.
+    pub fn memory<'a>(&'a self, gate: Option<&'a RegistrationGate>) -> MemoryGuard<'a> {
+        let gate = gate.map(RegistrationGate::admission);
+        MemoryGuard { held: Held::take(&self.mem), compute: &self.compute, _gate: gate }
     }
 
-    /// Takes the compute lock (phase 2).
-    pub fn compute(&self) -> MutexGuard<'_, ()> {
-        lock(&self.compute)
-    }
-
-    /// Takes the memory lock and measures the wait.
-    pub fn mem_timed(&self) -> Held<'_> {
-        Held::take(&self.mem)
-    }
-
-    /// Takes the compute lock and measures the wait.
-    pub fn compute_timed(&self) -> Held<'_> {
-        Held::take(&self.compute)
+    /// Phases 1 and 2 in single-lock mode: the compute lock only.
+    pub fn compute_only(&self) -> ComputeGuard<'_> {
+        ComputeGuard(Held::take(&self.compute))
     }
 
     /// Whether the memory lock is free right now (tests and diagnostics).
@@ -73,8 +80,55 @@ impl GpuLocks {
     }
 }
 
+/// The memory lock, held (phase 1). Consumed by [`MemoryGuard::into_compute`].
+pub struct MemoryGuard<'a> {
+    held: Held<'a>,
+    compute: &'a Mutex<()>,
+    _gate: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl<'a> MemoryGuard<'a> {
+    /// Ends phase 1: releases the memory lock and the registration gate, then
+    /// waits for the compute lock of the same GPU. Returns the memory lock's
+    /// span and the compute guard.
+    pub fn into_compute(self) -> (Span, ComputeGuard<'a>) {
+        let MemoryGuard { held, compute, _gate } = self;
+        let span = held.release();
+        drop(_gate);
+        (span, ComputeGuard(Held::take(compute)))
+    }
+}
+
+/// The compute lock, held (phase 2, or phases 1 and 2 in single-lock mode).
+pub struct ComputeGuard<'a>(Held<'a>);
+
+impl ComputeGuard<'_> {
+    /// Releases the compute lock and returns the span it covered.
+    pub fn release(self) -> Span {
+        self.0.release()
+    }
+}
+
+/// Keeps host-memory registrations (`cuMemHostRegister`/`Unregister`, which
+/// wait for the device and stall allocations behind them) out of phase 1: a
+/// registration holds [`RegistrationGate::register`]; phase 1 holds the
+/// gate's shared side for the memory lock's hold ([`GpuLocks::memory`]).
+#[derive(Debug, Default)]
+pub struct RegistrationGate(RwLock<()>);
+
+impl RegistrationGate {
+    /// Held around one registration or unregistration.
+    pub fn register(&self) -> RwLockWriteGuard<'_, ()> {
+        self.0.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn admission(&self) -> RwLockReadGuard<'_, ()> {
+        self.0.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// A held lock that knows how long it was waited for and since when it is held.
-pub struct Held<'a> {
+struct Held<'a> {
     _guard: MutexGuard<'a, ()>,
     waited: Duration,
     acquired: Instant,
@@ -110,8 +164,7 @@ impl<'a> Held<'a> {
         Held { _guard: guard, waited: acquired - requested, acquired }
     }
 
-    /// Releases the lock and returns the span it covered.
-    pub fn release(self) -> Span {
+    fn release(self) -> Span {
         let released = Instant::now();
         let span = Span { requested: self.acquired - self.waited, acquired: self.acquired, released };
         drop(self);
@@ -128,4 +181,35 @@ pub fn default_handle(device: usize) -> &'static LockHandle {
         v.push(Box::leak(Box::new(LockHandle::new())));
     }
     v[device]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_lock_is_free_before_the_compute_lock_is_asked_for() {
+        let locks = GpuLocks::default();
+        let gate = RegistrationGate::default();
+        let mem = locks.memory(Some(&gate));
+        assert!(!locks.mem_is_free() && locks.compute_is_free());
+        assert!(gate.0.try_write().is_err(), "a registration waits while phase 1 runs");
+        let (_, compute) = mem.into_compute();
+        assert!(locks.mem_is_free() && !locks.compute_is_free(), "never both");
+        assert!(gate.0.try_write().is_ok(), "the gate opens with the memory lock");
+        compute.release();
+        assert!(locks.compute_is_free());
+    }
+
+    #[test]
+    fn a_second_call_stages_while_the_first_computes() {
+        let locks = GpuLocks::default();
+        let (_, first) = locks.memory(None).into_compute();
+        let second = locks.memory(None);
+        assert!(!locks.mem_is_free() && !locks.compute_is_free(), "one call per lock");
+        drop(first);
+        let (_, second) = second.into_compute();
+        drop(second);
+        assert!(locks.mem_is_free() && locks.compute_is_free());
+    }
 }

@@ -9,42 +9,9 @@ use std::sync::Arc;
 use super::types::{fr_t, groth16_proof, CAssignment, RustError, SRS};
 use super::{guard, guard_err, handles};
 use crate::error::{Error, Result};
-use crate::pipeline::{self, Pending};
+use super::intake::{self, srs_ref};
+use crate::pipeline::Pending;
 use crate::srs::{self, Srs};
-
-/// Borrows the `Srs` behind a handle.
-///
-/// # Safety
-/// `srs` is NULL or points to an `SRS` produced by `create_SRS`/`clone_SRS`
-/// and not yet dropped.
-pub(crate) unsafe fn srs_ref<'a>(srs: *const SRS) -> Result<&'a Srs> {
-    if srs.is_null() {
-        return Err(Error::invalid("srs is NULL"));
-    }
-    // SAFETY: non-NULL and valid by the caller's contract.
-    let ptr = unsafe { (*srs).ptr };
-    if ptr.is_null() {
-        return Err(Error::invalid("srs is an empty handle (ptr is NULL; dropped or never created)"));
-    }
-    // SAFETY: `ptr` came from `Arc::into_raw` and the caller holds a reference.
-    Ok(unsafe { &*(ptr as *const Srs) })
-}
-
-/// A new strong reference to the `Srs` behind a handle (for work that
-/// outlives the call, such as a pending split-form proof).
-///
-/// # Safety
-/// As [`srs_ref`].
-pub(crate) unsafe fn srs_arc(srs: *const SRS) -> Result<std::sync::Arc<Srs>> {
-    // SAFETY: forwarded contract; checks NULL and empty handles.
-    let key: *const Srs = unsafe { srs_ref(srs) }?;
-    // SAFETY: `key` came from `Arc::into_raw` and the caller's handle keeps a
-    // count alive, so adding one and taking it back as an Arc is balanced.
-    unsafe {
-        std::sync::Arc::increment_strong_count(key);
-        Ok(std::sync::Arc::from_raw(key))
-    }
-}
 
 /// Loads (or fetches from the cache) a params file.
 ///
@@ -226,13 +193,12 @@ pub unsafe extern "C" fn generate_groth16_proofs_c(
     gpu_index: c_int,
 ) -> RustError {
     guard_err("generate_groth16_proofs_c", || {
-        if proofs.is_null() {
-            return Err(Error::invalid("proofs is NULL"));
-        }
+        intake::check_proofs(proofs)?;
         // SAFETY: forwarded contract.
-        let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
-        // SAFETY: `proofs` is non-NULL and holds num_circuits elements by contract.
-        unsafe { pending.finish(proofs) }
+        let pending = unsafe { intake::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
+        // SAFETY: `proofs` holds num_circuits elements by contract.
+        let out = unsafe { intake::proofs_out(proofs, pending.len()) }?;
+        pending.finish(out)
     })
 }
 
@@ -267,7 +233,7 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
         // SAFETY: non-NULL and writable by contract.
         unsafe { pending_out.write(std::ptr::null_mut()) };
         // SAFETY: forwarded contract.
-        let pending = unsafe { pipeline::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
+        let pending = unsafe { intake::start(provers, num_circuits, r_s, s_s, srs, gpu_mtx, gpu_index) }?;
         let handle = handles::register_pending(pending)?;
         // SAFETY: as above.
         unsafe { pending_out.write(handle) };
@@ -289,12 +255,12 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
 #[no_mangle]
 pub unsafe extern "C" fn finalize_groth16_proof_c(pending: *mut c_void, proofs: *mut groth16_proof) -> RustError {
     guard_err("finalize_groth16_proof_c", || {
-        if proofs.is_null() {
-            return Err(Error::invalid("proofs is NULL"));
-        }
+        // Before the handle is taken: a bad array leaves it pending.
+        intake::check_proofs(proofs)?;
         let p: Pending = handles::take_pending(pending)?;
-        // SAFETY: forwarded contract.
-        unsafe { p.finish(proofs) }
+        // SAFETY: `proofs` holds as many elements as the start call had circuits, by contract.
+        let out = unsafe { intake::proofs_out(proofs, p.len()) }?;
+        p.finish(out)
     })
 }
 

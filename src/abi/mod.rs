@@ -3,6 +3,7 @@
 
 pub mod exports;
 pub mod handles;
+pub(crate) mod intake;
 pub mod types;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

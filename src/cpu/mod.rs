@@ -4,10 +4,10 @@ pub mod msm;
 pub mod ntt;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ff::{Field, PrimeField};
+use ff::Field;
 use rayon::prelude::*;
 
-use crate::backend::{Abc, Backend, Staged};
+use crate::backend::{Abc, Backend};
 use crate::error::Result;
 
 /// Proves on the host's cores (rayon's global pool).
@@ -22,11 +22,14 @@ fn padded(v: &[Scalar], n: usize) -> Vec<Scalar> {
 }
 
 impl Backend for CpuBackend {
+    /// The CPU stages nothing (phase 1 is empty).
+    type Staged = std::convert::Infallible;
+
     fn name(&self) -> &'static str {
         "cpu"
     }
 
-    fn quotient(&self, [a, b, c]: Abc<'_>, n: usize, _staged: Option<Staged>) -> Result<Vec<Scalar>> {
+    fn quotient(&self, [a, b, c]: Abc<'_>, n: usize, _staged: Option<Self::Staged>) -> Result<Vec<Scalar>> {
         let to_coset = |v: &[Scalar]| {
             let mut e = padded(v, n);
             ntt::ntt(&mut e, ntt::Direction::Inverse);
@@ -35,7 +38,7 @@ impl Backend for CpuBackend {
         };
         let (mut ea, (eb, ec)) = rayon::join(|| to_coset(a), || rayon::join(|| to_coset(b), || to_coset(c)));
         // z(x) = xⁿ − 1 is the constant gⁿ − 1 on the coset g·⟨ω⟩.
-        let z_inv = (Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+        let z_inv = (crate::curve::COSET_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         ea.par_iter_mut().zip(eb.par_iter().zip(ec.par_iter())).with_min_len(1 << 12).for_each(|(x, (y, z))| {
             *x = (*x * y - z) * z_inv;
         });

@@ -32,10 +32,7 @@ pub trait Curve {
     fn sum(points: &[&Self::Affine]) -> Self::Projective;
 }
 
-/// Marker for G1.
-pub struct G1;
-/// Marker for G2.
-pub struct G2;
+pub use crate::curve::{G1, G2};
 
 macro_rules! blst_pippenger {
     ($bases:expr, $scalars:expr, $affine:ty, $proj:ty, $raw:ty, $raw_affine:ty, $mult:path, $sizeof:path) => {{

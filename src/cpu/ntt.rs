@@ -4,7 +4,7 @@
 //! Forward: `A_i = Σ_j a_j ω^{ij}` for ω a primitive n-th root of unity
 //! (n = 2^k). Inverse divides by n and uses ω⁻¹. The coset variants evaluate
 //! on / interpolate from `g·⟨ω⟩` with g = 7, Fr's multiplicative generator
-//! (`Scalar::MULTIPLICATIVE_GENERATOR`), the coset bellperson uses. Inputs and
+//! ([`crate::curve::COSET_GENERATOR`]), the coset bellperson uses. Inputs and
 //! outputs are in natural order; the bit-reversal is done internally.
 //!
 //! Algorithm: bit-reversal permutation, then log n in-place Cooley–Tukey
@@ -19,23 +19,7 @@ use rayon::prelude::*;
 /// Below this many elements work is done on one thread.
 const PAR_MIN: usize = 1 << 12;
 
-/// Direction of a transform.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    Forward,
-    Inverse,
-}
-
-/// The primitive 2^k-th root of unity in Fr. Panics if k > 32 (Fr's 2-adicity;
-/// callers check the domain size first).
-pub fn root_of_unity(k: u32) -> Scalar {
-    assert!(k <= Scalar::S, "domain 2^{k} exceeds Fr's 2-adicity 2^{}", Scalar::S);
-    let mut w = Scalar::ROOT_OF_UNITY;
-    for _ in k..Scalar::S {
-        w = w.square();
-    }
-    w
-}
+pub use crate::curve::{root_of_unity, Direction};
 
 /// `[base^0, base^1, ..., base^(len-1)]`, computed in parallel chunks.
 pub fn powers(base: Scalar, len: usize) -> Vec<Scalar> {
@@ -146,7 +130,7 @@ fn butterflies(lo: &mut [Scalar], hi: &mut [Scalar], tw: &[Scalar], j0: usize, s
 
 /// Evaluates the polynomial with coefficients `data` on the coset g·⟨ω⟩.
 pub fn coset_ntt(data: &mut [Scalar]) {
-    distribute_powers(data, Scalar::MULTIPLICATIVE_GENERATOR);
+    distribute_powers(data, crate::curve::COSET_GENERATOR);
     ntt(data, Direction::Forward);
 }
 

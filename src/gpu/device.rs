@@ -7,49 +7,19 @@
 //! one buffer across streams (the upload stream's copies before the compute
 //! stream's kernels, and both before the free).
 
-use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::config::{FaultPhase, Settings};
+use super::kernels::Kernel;
 use crate::error::{Error, Result};
+use crate::locks::RegistrationGate;
 
 /// The kernels compiled by build.rs from cuda/kernels.cu.
 static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
-
-/// Kernel names in the module.
-const KERNELS: &[&str] = &[
-    "fr_powers",
-    "fr_mul_powers_tab",
-    "fr_bit_reverse",
-    "fr_ntt_pass",
-    "fr_quotient_pointwise",
-    "fr_from_montgomery",
-    "g1_batch_add",
-    "g2_batch_add",
-    "g1_reduce_groups",
-    "g2_reduce_groups",
-    "msm_histogram",
-    "msm_scan",
-    "msm_scatter",
-    "msm_accumulate_g1",
-    "msm_accumulate_g2",
-    "msm_merge_partials_g1",
-    "msm_merge_partials_g2",
-    "msm_fixup_g1",
-    "msm_fixup_g2",
-    "msm_bucket_segments_g1",
-    "msm_bucket_segments_g2",
-    "subgroup_bucket_keys",
-    "bucket_histogram",
-    "bucket_scatter",
-    "g1_add_tables",
-    "g2_add_tables",
-];
 
 /// Converts a driver error into our error: the CUDA error number as code and
 /// the call that failed in the message.
@@ -66,7 +36,8 @@ pub struct Gpu {
     /// per-call streams are made without any device-wide wait.
     _first_stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
-    funcs: HashMap<&'static str, CudaFunction>,
+    /// The module's kernels, indexed by [`Kernel::index`].
+    funcs: Vec<CudaFunction>,
     /// Proving calls in flight on this device (between backend creation and drop).
     pub active: AtomicUsize,
     /// Calls in flight that have not finished phase 1 yet (the pre-stages
@@ -77,14 +48,14 @@ pub struct Gpu {
     /// memory lock until after it: those driver calls hold a driver-wide lock
     /// for tens of ms (512 MiB at 2^24), and a phase-1 allocation made
     /// meanwhile waited for it inside the memory lock (40–50 ms holds on the
-    /// H200, session 5). The wait now happens before the lock.
-    pub host_registration: std::sync::RwLock<()>,
+    /// H200); with the gate, that wait happens before the lock.
+    pub host_registration: RegistrationGate,
     /// The pool phase 2 allocates from ([`Exec::upload`], [`Exec::zeros`])
     /// and trims at its end. Ours, not the device's default pool: that one
     /// belongs to every CUDA user of the process (the primary context is
     /// shared), whose cached memory we must neither keep ("never" release
     /// threshold, see [`Gpu::keep_pool_memory`]) nor trim.
-    compute_pool: Pool,
+    pub(super) compute_pool: Pool,
     /// The pool phase 1 allocates pre-stages from, apart from the compute
     /// pool that phase 2 uses and trims: it keeps its memory while calls are
     /// in flight, so a phase 1 reuses a finished call's pre-stage instead of
@@ -95,7 +66,7 @@ pub struct Gpu {
     /// phase 2 hands its staged a/b/c back here instead of freeing them, and
     /// the next phase 1 takes them without any driver allocation. A
     /// stream-ordered allocation from the pool while another call computed
-    /// took ~50 ms now and then on the H200 (session 5: 3–6 of 36 memory-lock
+    /// took ~50 ms now and then on the H200 (3–6 of 36 memory-lock
     /// holds), even with the pool's cache large enough. Emptied when the
     /// device goes idle.
     stage_idle: Mutex<Vec<CudaSlice<u64>>>,
@@ -118,7 +89,7 @@ pub struct Gpu {
 }
 
 /// A `CUmemoryPool` handle of ours (a driver object the whole context may use).
-struct Pool(cudarc::driver::sys::CUmemoryPool);
+pub(super) struct Pool(cudarc::driver::sys::CUmemoryPool);
 // SAFETY: a pool handle is an opaque driver object, valid from any thread of the process.
 unsafe impl Send for Pool {}
 // SAFETY: as above; the driver synchronises its use.
@@ -129,13 +100,13 @@ impl Gpu {
         let ctx = CudaContext::new(ordinal).map_err(cuda_err("cuCtxCreate"))?;
         let first = ctx.new_stream().map_err(cuda_err("cuStreamCreate"))?;
         let module = ctx.load_module(Ptx::from_binary(FATBIN.to_vec())).map_err(cuda_err("cuModuleLoadData"))?;
-        let mut funcs = HashMap::new();
-        for &k in KERNELS {
-            funcs.insert(k, module.load_function(k).map_err(cuda_err(k))?);
-        }
+        let funcs = Kernel::ALL
+            .iter()
+            .map(|k| module.load_function(k.name()).map_err(cuda_err(k.name())))
+            .collect::<Result<Vec<_>>>()?;
         // The NTT pass keeps its tile and twiddles in dynamic shared memory,
         // past the 48 KiB a launch gets without asking.
-        funcs["fr_ntt_pass"]
+        funcs[Kernel::FrNttPass.index()]
             .set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 super::ntt::NTT_MAX_SHARED_BYTES as i32,
@@ -232,7 +203,7 @@ impl Gpu {
     /// # Safety
     /// The memory is uninitialised: write it before reading it.
     /// Errors: the CUDA error, naming `what`.
-    unsafe fn alloc_in<T>(&self, pool: &Pool, stream: &Arc<CudaStream>, len: usize, what: &str) -> Result<CudaSlice<T>> {
+    pub(super) unsafe fn alloc_in<T>(&self, pool: &Pool, stream: &Arc<CudaStream>, len: usize, what: &str) -> Result<CudaSlice<T>> {
         self.ctx.bind_to_thread().map_err(cuda_err(what))?;
         let bytes = (len * std::mem::size_of::<T>()).max(1);
         let ptr = cudarc::driver::result::mem_pool::alloc_async(pool.0, bytes, stream.cu_stream()).map_err(cuda_err(what))?;
@@ -290,7 +261,7 @@ impl Gpu {
     pub fn release_idle_stages(&self) {
         let idle = {
             let mut list = self.stage_idle.lock().unwrap_or_else(|p| p.into_inner());
-            if self.active.load(Ordering::SeqCst) != 0 {
+            if self.active.load(std::sync::atomic::Ordering::SeqCst) != 0 {
                 return;
             }
             std::mem::take(&mut *list)
@@ -322,9 +293,9 @@ impl Gpu {
         .map_err(cuda_err("cuMemPoolSetAttribute(RELEASE_THRESHOLD)"))
     }
 
-    /// The kernel `name` (one of `KERNELS`).
-    pub fn kernel(&self, name: &str) -> &CudaFunction {
-        &self.funcs[name]
+    /// A kernel of the module.
+    pub fn kernel(&self, k: Kernel) -> &CudaFunction {
+        &self.funcs[k.index()]
     }
 
     /// Streaming multiprocessors (0 if the driver does not say).
@@ -404,114 +375,67 @@ impl Gpu {
     }
 }
 
-/// `CUDA_ERROR_OUT_OF_MEMORY`, the code an exhausted (or limited, or
-/// fault-injected) allocation returns.
-pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
-
-/// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
-/// for `SUPRASEAL_C2_FAULT_ALLOC`.
-static ALLOCS: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
-
-/// Restarts the allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
-/// refers to (tests).
-pub fn reset_fault_counters() {
-    ALLOCS.iter().for_each(|c| c.store(0, Ordering::SeqCst));
+/// What a host registration is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registration {
+    /// A call's a/b/c (phase 0, undone in phase 3): made and undone under
+    /// the device's [`RegistrationGate`], so that no phase 1 waits for it.
+    Input,
+    /// A key's query vectors, once per key: `CU_MEMHOSTREGISTER_PORTABLE`
+    /// (pinned for every context), not gated (it happens once, in phase 0).
+    Key,
 }
 
-/// Admission for one device allocation of `bytes` in `phase`: fails with
-/// `CUDA_ERROR_OUT_OF_MEMORY` when it is the injected fault, or when a
-/// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full (not checked for
-/// `bytes == 0`, a reused buffer). The message names `what`.
-pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
-    let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
-    if settings.fault == Some((count, phase)) {
-        return Err(Error::new(
-            CUDA_ERROR_OUT_OF_MEMORY,
-            format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
-        ));
-    }
-    // `bytes == 0`: a reused buffer, counted for fault injection only.
-    if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
-        let (free, total) = gpu.available()?;
-        let used = total.saturating_sub(free);
-        if used + bytes > limit {
-            return Err(Error::new(
-                CUDA_ERROR_OUT_OF_MEMORY,
-                format!(
-                    "CUDA error in {what}: {bytes} B requested, {used} B in use, SUPRASEAL_C2_VRAM_LIMIT_MB card of {limit} B would be full"
-                ),
-            ));
+/// Host memory page-locked for DMA (`cuMemHostRegister`), unregistered on
+/// drop. The memory must outlive the registration; the owner drops it only
+/// once no stream still copies from it.
+pub struct HostRegistration {
+    gpu: Arc<Gpu>,
+    ptr: usize,
+    kind: Registration,
+}
+
+impl Gpu {
+    /// Page-locks `bytes` bytes at `ptr`. Errors: the driver's result
+    /// (e.g. `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`, or an
+    /// `RLIMIT_MEMLOCK` refusal), for the caller's log or fallback reason.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is live host memory that outlives the returned
+    /// registration.
+    pub unsafe fn register_host(
+        self: &Arc<Self>,
+        ptr: *const c_void,
+        bytes: usize,
+        kind: Registration,
+    ) -> std::result::Result<HostRegistration, cudarc::driver::sys::CUresult> {
+        use cudarc::driver::sys;
+        if let Err(e) = self.ctx.bind_to_thread() {
+            return Err(e.0);
         }
-    }
-    Ok(())
-}
-
-/// One call's compute stream on a device, with the call's settings.
-pub struct Exec {
-    pub gpu: Arc<Gpu>,
-    pub stream: Arc<CudaStream>,
-    pub settings: Settings,
-    /// The phase its allocations count in (`SUPRASEAL_C2_FAULT_ALLOC`).
-    phase: FaultPhase,
-}
-
-impl Exec {
-    /// A new stream on `gpu` for a proving call's phase 2.
-    pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
-        let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2 })
-    }
-
-    /// A new stream on `gpu` for a params load, whose allocations count
-    /// apart from the proving calls' (`N@load`).
-    pub fn for_load(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
-        let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load })
-    }
-
-    /// The kernel `name` (one of `KERNELS`).
-    pub fn kernel(&self, name: &str) -> &CudaFunction {
-        self.gpu.kernel(name)
-    }
-
-    /// Copies `host` to a new device buffer (a phase-2 allocation, from the
-    /// device's compute pool on this call's stream).
-    pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
-        check_alloc(&self.gpu, &self.settings, self.phase, std::mem::size_of_val(host), what)?;
-        // SAFETY: every element is written by the copy before any read.
-        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, host.len(), what) }?;
-        self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
-        Ok(d)
-    }
-
-    /// A zeroed device buffer of `n` elements (a phase-2 allocation).
-    pub fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-        &self,
-        n: usize,
-        what: &str,
-    ) -> Result<CudaSlice<T>> {
-        check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
-        // SAFETY: zeroed below before any read.
-        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, n.max(1), what) }?;
-        self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;
-        Ok(d)
-    }
-
-    /// Copies a device buffer back (waits for this stream only).
-    pub fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(&self, d: &CudaSlice<T>, what: &str) -> Result<Vec<T>> {
-        self.stream.clone_dtoh(d).map_err(cuda_err(what))
-    }
-
-    /// Free and total device memory in bytes.
-    pub fn mem_info(&self) -> Result<(usize, usize)> {
-        self.gpu.mem_info()
+        let flags = match kind {
+            Registration::Input => 0,
+            Registration::Key => sys::CU_MEMHOSTREGISTER_PORTABLE,
+        };
+        let r = {
+            let _gate = (kind == Registration::Input).then(|| self.host_registration.register());
+            // SAFETY: the caller's contract: live memory that outlives the registration.
+            unsafe { sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, flags) }
+        };
+        if r != sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(r);
+        }
+        Ok(HostRegistration { gpu: self.clone(), ptr: ptr as usize, kind })
     }
 }
 
-/// A 1-D launch of `n` threads in blocks of 256.
-pub fn grid(n: usize) -> LaunchConfig {
-    let threads = 256u32;
-    LaunchConfig { grid_dim: ((n.max(1)).div_ceil(threads as usize) as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        let _ = self.gpu.ctx.bind_to_thread();
+        let _gate = (self.kind == Registration::Input).then(|| self.gpu.host_registration.register());
+        // SAFETY: registered by `register_host`, unregistered only here.
+        let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr as *mut c_void) };
+    }
 }
 
 static DEVICES: Mutex<Vec<Option<Arc<Gpu>>>> = Mutex::new(Vec::new());

@@ -7,7 +7,9 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use group::Group;
 
-use super::device::{cuda_err, grid, Exec};
+use super::device::cuda_err;
+use super::exec::{grid, Exec};
+use super::kernels::Kernel;
 use super::{limbs, Limbs, MsmProfile, MsmTuning};
 use crate::error::Result;
 
@@ -36,34 +38,31 @@ pub trait DeviceGroup {
     /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
     const XYZZ_WORDS: usize;
     const JAC_WORDS: usize;
-    const BATCH_ADD: &'static str;
-    const REDUCE: &'static str;
-    const ACCUMULATE: &'static str;
-    const MERGE: &'static str;
-    const FIXUP: &'static str;
-    const SEGMENTS: &'static str;
-    const ADD_TABLES: &'static str;
+    const BATCH_ADD: Kernel;
+    const REDUCE: Kernel;
+    const ACCUMULATE: Kernel;
+    const MERGE: Kernel;
+    const FIXUP: Kernel;
+    const SEGMENTS: Kernel;
+    const ADD_TABLES: Kernel;
     /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
     fn from_jacobian(words: &[u64]) -> Self::Projective;
 }
 
-/// G1: coordinates in Fp (6 words).
-pub struct G1;
-/// G2: coordinates in Fq2 = Fp[u]/(u² + 1), c0 then c1 (12 words).
-pub struct G2;
+pub use crate::curve::{G1, G2};
 
 impl DeviceGroup for G1 {
     type Affine = G1Affine;
     type Projective = G1Projective;
     const XYZZ_WORDS: usize = 24;
     const JAC_WORDS: usize = 18;
-    const BATCH_ADD: &'static str = "g1_batch_add";
-    const REDUCE: &'static str = "g1_reduce_groups";
-    const ACCUMULATE: &'static str = "msm_accumulate_g1";
-    const MERGE: &'static str = "msm_merge_partials_g1";
-    const FIXUP: &'static str = "msm_fixup_g1";
-    const SEGMENTS: &'static str = "msm_bucket_segments_g1";
-    const ADD_TABLES: &'static str = "g1_add_tables";
+    const BATCH_ADD: Kernel = Kernel::G1BatchAdd;
+    const REDUCE: Kernel = Kernel::G1ReduceGroups;
+    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG1;
+    const MERGE: Kernel = Kernel::MsmMergePartialsG1;
+    const FIXUP: Kernel = Kernel::MsmFixupG1;
+    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG1;
+    const ADD_TABLES: Kernel = Kernel::G1AddTables;
     fn from_jacobian(w: &[u64]) -> G1Projective {
         let mut p = blst::blst_p1::default();
         p.x.l.copy_from_slice(&w[0..6]);
@@ -79,13 +78,13 @@ impl DeviceGroup for G2 {
     type Projective = G2Projective;
     const XYZZ_WORDS: usize = 48;
     const JAC_WORDS: usize = 36;
-    const BATCH_ADD: &'static str = "g2_batch_add";
-    const REDUCE: &'static str = "g2_reduce_groups";
-    const ACCUMULATE: &'static str = "msm_accumulate_g2";
-    const MERGE: &'static str = "msm_merge_partials_g2";
-    const FIXUP: &'static str = "msm_fixup_g2";
-    const SEGMENTS: &'static str = "msm_bucket_segments_g2";
-    const ADD_TABLES: &'static str = "g2_add_tables";
+    const BATCH_ADD: Kernel = Kernel::G2BatchAdd;
+    const REDUCE: Kernel = Kernel::G2ReduceGroups;
+    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG2;
+    const MERGE: Kernel = Kernel::MsmMergePartialsG2;
+    const FIXUP: Kernel = Kernel::MsmFixupG2;
+    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG2;
+    const ADD_TABLES: Kernel = Kernel::G2AddTables;
     fn from_jacobian(w: &[u64]) -> G2Projective {
         let mut p = blst::blst_p2::default();
         for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {
@@ -200,7 +199,7 @@ impl SortBuffers {
     /// for accumulation threads of `k` points.
     pub(crate) fn scan(&mut self, gpu: &Exec, k: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scan"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScan));
         l.arg(&self.counts).arg(&mut self.starts).arg(&mut self.cursors).arg(&self.buckets).arg(&big_points).arg(&mut self.big);
         let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t, uint32_t, uint32_t*);
@@ -515,7 +514,7 @@ pub fn msm_resident<G: DeviceGroup>(
         Ok(())
     };
 
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_from_montgomery"));
+    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrFromMontgomery));
     b.arg(&mut *d_scalars).arg(&n);
     // SAFETY: (fr_t*, size_t); n scalars.
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_from_montgomery"))?;
@@ -534,12 +533,12 @@ pub fn msm_resident<G: DeviceGroup>(
     for w in 0..windows {
         gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
         let scalars = d_scalars.as_view();
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_histogram"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmHistogram));
         l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.counts);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
         sort.scan(gpu, k)?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel("msm_scatter"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScatter));
         l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
         // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
         // at most n positions are written.

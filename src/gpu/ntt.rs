@@ -1,5 +1,5 @@
 //! The quotient polynomial on the GPU: the same transforms as the CPU
-//! backend (`cpu::ntt`), so results are identical field elements.
+//! backend (`cpu::ntt`, with [`crate::curve`]'s roots), so results are identical field elements.
 //! Radix-2 DIT: one bit-reversal pass, then the lg n butterfly stages in
 //! passes of up to 10 stages held in shared memory (3 passes at 2^24).
 
@@ -7,10 +7,12 @@ use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ff::{Field, PrimeField};
 
-use super::device::{cuda_err, grid, Exec};
+use super::device::cuda_err;
+use super::exec::{grid, Exec};
+use super::kernels::Kernel;
 use super::limbs;
 use super::stage::ScalarBuf;
-use crate::cpu::ntt::root_of_unity;
+use crate::curve::root_of_unity;
 use crate::error::Result;
 
 /// Uploads a few scalars (kernel constants).
@@ -43,7 +45,7 @@ struct PowerTables {
 fn powers_by_exponentiation(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<CudaSlice<u64>> {
     let mut out = gpu.zeros::<u64>(4 * len, "alloc power table")?;
     let c = consts(gpu, &[base, scale])?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_powers"));
+    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrPowers));
     b.arg(&mut out).arg(&c).arg(&len);
     // SAFETY: kernel signature (fr_t*, const fr_t*, size_t); buffers hold len and 2 scalars.
     unsafe { b.launch(grid(len)) }.map_err(cuda_err("fr_powers"))?;
@@ -95,7 +97,7 @@ pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4
 /// `data[i] *= scale·base^i` for i < n.
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
     let t = power_tables(gpu, base, scale, n)?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_mul_powers_tab"));
+    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrMulPowersTab));
     b.arg(data).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&n);
     // SAFETY: (fr_t*, const fr_t*, const fr_t*, unsigned, size_t); data holds n scalars and
     // the tables cover every i < n.
@@ -131,7 +133,7 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> R
     if n == 1 {
         return Ok(());
     }
-    let mut b = gpu.stream.launch_builder(gpu.kernel("fr_bit_reverse"));
+    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrBitReverse));
     b.arg(&mut *data).arg(&lg_n);
     // SAFETY: (fr_t*, unsigned); data holds n scalars.
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_bit_reverse"))?;
@@ -143,7 +145,7 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> R
             shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
         };
         let t = &tw.tables;
-        let mut b = gpu.stream.launch_builder(gpu.kernel("fr_ntt_pass"));
+        let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrNttPass));
         b.arg(&mut *data).arg(&tw.roots).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&lg_n).arg(&s0).arg(&k).arg(&lg_t);
         // SAFETY: (fr_t*, const fr_t* ×3, unsigned ×5); the blocks cover the n scalars exactly
         // once (n / tile blocks of `tile` scalars); roots holds 2^(NTT_TILE_LG-1) scalars and
@@ -180,7 +182,7 @@ pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: 
     let lg_n = n.trailing_zeros();
     let tw_fwd = Twiddles::new(gpu, lg_n, false)?;
     let tw_inv = Twiddles::new(gpu, lg_n, true)?;
-    let g = Scalar::MULTIPLICATIVE_GENERATOR;
+    let g = crate::curve::COSET_GENERATOR;
     let n_inv = Scalar::from(n as u64).invert().unwrap();
 
     // Evaluations on the roots -> coefficients (·1/n folded into the coset
@@ -197,7 +199,7 @@ pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: 
         to_coset(&mut dc)?;
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let k = consts(gpu, &[z_inv])?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel("fr_quotient_pointwise"));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::FrQuotientPointwise));
         l.arg(&mut *da).arg(&*db).arg(&*dc).arg(&k).arg(&n);
         // SAFETY: (fr_t*, const fr_t*, const fr_t*, const fr_t*, size_t); all hold n scalars.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("fr_quotient_pointwise"))?;

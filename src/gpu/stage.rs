@@ -20,10 +20,17 @@ use std::ffi::c_void;
 use blstrs::Scalar;
 use cudarc::driver::CudaSlice;
 
-use super::device::{check_alloc, cuda_err, Gpu};
-use super::resident::{self, Residency};
-use super::{limbs, GpuBackend};
-use crate::backend::{Abc, Admission, Staged};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::CudaStream;
+
+use super::device::{cuda_err, Gpu, HostRegistration, Registration};
+use super::exec::Exec;
+use super::faults::check_alloc;
+use super::limbs;
+use super::resident::{self, KeyPlan, Residency};
+use crate::backend::{Abc, Admission};
 use crate::config::FaultPhase;
 use crate::error::Result;
 
@@ -74,53 +81,29 @@ pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Se
     quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, chunk)).max(g2_msm)
 }
 
-/// The key's query vectors uploaded in phase 2 (h, l, a, b_g1, b_g2), registered with
-/// `CU_MEMHOSTREGISTER_PORTABLE` (pinned for every context); unregistered on
-/// drop, which [`Srs`](crate::srs::Srs) runs before freeing the vectors.
-struct PinnedKey {
-    ctx: std::sync::Arc<cudarc::driver::CudaContext>,
-    ptrs: Vec<usize>,
-}
-
-impl Drop for PinnedKey {
-    fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
-        for &p in &self.ptrs {
-            // SAFETY: registered by `pin_key`, unregistered only here.
-            let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(p as *mut c_void) };
-        }
-    }
-}
-
 /// Phase 0, once per key (later calls return at once; concurrent first calls
-/// wait for the one that registers). Registration pins 96 B per G1 point and
-/// 192 B per G2 point, a
+/// wait for the one that registers): page-locks the key's query vectors
+/// uploaded in phase 2 (h, l, a, b_g1, b_g2; [`Registration::Key`]), kept
+/// in the key's `host_pin`, which [`Srs`](crate::srs::Srs) drops before the
+/// vectors. Registration pins 96 B per G1 point and 192 B per G2 point, a
 /// one-time cost of about a second per few GB; where it fails (e.g.
 /// RLIMIT_MEMLOCK), the vectors registered so far stay pinned, the rest stay
 /// pageable and a warning is logged: uploads are then slower, not wrong.
-pub(super) fn pin_key(ctx: &std::sync::Arc<cudarc::driver::CudaContext>, srs: &crate::srs::Srs) {
+pub(super) fn pin_key(gpu: &Arc<Gpu>, srs: &crate::srs::Srs) {
     srs.host_pin.get_or_init(|| {
-        let mut pinned = PinnedKey { ctx: ctx.clone(), ptrs: Vec::new() };
-        if let Err(e) = ctx.bind_to_thread() {
-            tracing::warn!(error = ?e, "key not pinned: cuCtxSetCurrent failed");
-            return Box::new(pinned);
-        }
         let t = std::time::Instant::now();
-        let g1 = [&srs.h, &srs.l, &srs.a, &srs.b_g1].map(|v| (v.as_ptr() as *mut c_void, std::mem::size_of_val(v.as_slice())));
-        let g2 = (srs.b_g2.as_ptr() as *mut c_void, std::mem::size_of_val(srs.b_g2.as_slice()));
+        let g1 = [srs.h(), srs.l(), srs.a(), srs.b_g1()].map(|v| (v.as_ptr() as *const c_void, std::mem::size_of_val(v)));
+        let g2 = (srs.b_g2().as_ptr() as *const c_void, std::mem::size_of_val(srs.b_g2()));
+        let mut pinned: Vec<HostRegistration> = Vec::new();
         for (ptr, bytes) in g1.into_iter().chain([g2]).filter(|&(_, bytes)| bytes > 0) {
             // SAFETY: the vector lives as long as `srs`, whose `host_pin`
-            // (this registration) is dropped before the vector.
-            let r = unsafe {
-                cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE)
-            };
-            if r != cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS {
-                tracing::warn!(bytes, error = ?r, "key vector not pinned: its uploads stay pageable");
-                continue;
+            // (these registrations) is dropped before the vector.
+            match unsafe { gpu.register_host(ptr, bytes, Registration::Key) } {
+                Ok(r) => pinned.push(r),
+                Err(error) => tracing::warn!(bytes, ?error, "key vector not pinned: its uploads stay pageable"),
             }
-            pinned.ptrs.push(ptr as usize);
         }
-        tracing::info!(vectors = pinned.ptrs.len(), ms = t.elapsed().as_millis() as u64, "key pinned for GPU uploads");
+        tracing::info!(vectors = pinned.len(), ms = t.elapsed().as_millis() as u64, "key pinned for GPU uploads");
         Box::new(pinned)
     });
 }
@@ -187,29 +170,84 @@ impl Drop for ScalarBuf {
     }
 }
 
-impl GpuBackend {
-    /// Phase 0: `cuMemHostRegister` on every non-empty a/b/c buffer. On the
-    /// first failure everything registered so far is unregistered and the
-    /// reason returned (the call then uploads from pageable memory in phase 2).
-    pub(super) fn pin_inputs(&self, inputs: &[Abc<'_>]) -> Option<String> {
-        if let Err(e) = self.exec.gpu.ctx.bind_to_thread() {
-            return Some(format!("cuCtxSetCurrent: {e:?}"));
+/// Phases 0, 1 and 3 of one GPU call: its upload stream, its pinned a/b/c,
+/// what it knows of its key (set in phase 0) and the record of phase 1's
+/// steps. Phase 2 takes what phase 1 staged as [`StagedAbc`] values.
+pub struct Stager {
+    upload: Arc<CudaStream>,
+    pins: Mutex<Vec<HostRegistration>>,
+    not_pinned: Mutex<Option<String>>,
+    /// Phase 1 step by step in ms (see `Backend::stage_detail`).
+    detail: Mutex<String>,
+    /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
+    awaiting: AtomicBool,
+    /// The key's vector lengths, for phase 1's reserve.
+    key_shape: Mutex<KeyShape>,
+    /// The key's host vectors, for phase 1's residency.
+    key_plan: Mutex<KeyPlan>,
+}
+
+impl Stager {
+    /// A stager for one call on `gpu`, with a new upload stream; counted as
+    /// a call awaiting phase 1 until [`Stager::done`].
+    pub fn new(gpu: &Gpu) -> Result<Stager> {
+        let upload = gpu.new_stream()?;
+        gpu.awaiting_stage.fetch_add(1, Ordering::SeqCst);
+        Ok(Stager {
+            upload,
+            pins: Default::default(),
+            not_pinned: Default::default(),
+            detail: Default::default(),
+            awaiting: AtomicBool::new(true),
+            key_shape: Default::default(),
+            key_plan: Default::default(),
+        })
+    }
+
+    /// The call's upload stream (phase 1's copies).
+    pub fn upload(&self) -> &Arc<CudaStream> {
+        &self.upload
+    }
+
+    /// This call no longer waits for phase 1 (idempotent).
+    pub fn done(&self, gpu: &Gpu) {
+        if self.awaiting.swap(false, Ordering::SeqCst) {
+            gpu.awaiting_stage.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// Phase 0, per key: records its shape and vectors and pins them ([`pin_key`]).
+    pub fn set_key(&self, gpu: &Arc<Gpu>, srs: &crate::srs::Srs) {
+        *self.key_shape.lock().unwrap_or_else(|p| p.into_inner()) = KeyShape::of(srs);
+        *self.key_plan.lock().unwrap_or_else(|p| p.into_inner()) = KeyPlan::of(srs);
+        pin_key(gpu, srs);
+    }
+
+    /// Phase 1's steps, for the call's report.
+    pub fn detail(&self) -> Option<String> {
+        let d = self.detail.lock().unwrap_or_else(|p| p.into_inner());
+        (!d.is_empty()).then(|| format!("{d} ms"))
+    }
+
+    /// Phase 0: page-locks every non-empty a/b/c buffer
+    /// ([`Registration::Input`]). On the first failure everything registered
+    /// so far is unregistered and the reason returned (the call then uploads
+    /// from pageable memory in phase 2, the fallback).
+    pub fn pin(&self, exec: &Exec, inputs: &[Abc<'_>]) -> Option<String> {
         let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         for v in inputs.iter().flatten().filter(|v| !v.is_empty()) {
-            let (ptr, bytes) = (v.as_ptr() as *mut c_void, std::mem::size_of_val(*v));
-            let r = {
-                let _gate = self.exec.gpu.host_registration.write().unwrap_or_else(|p| p.into_inner());
-                // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
-                // call (caller contract); it is unregistered in phase 3 (`unpin`).
-                unsafe { cudarc::driver::sys::cuMemHostRegister_v2(ptr, bytes, 0) }
-            };
-            if r != cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS {
-                drop(pins);
-                self.unpin_inputs();
-                return Some(format!("cuMemHostRegister of {bytes} B failed: {r:?}"));
+            let (ptr, bytes) = (v.as_ptr() as *const c_void, std::mem::size_of_val(*v));
+            // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
+            // call (caller contract); it is unregistered in phase 3 (`unpin`).
+            match unsafe { exec.gpu.register_host(ptr, bytes, Registration::Input) } {
+                Ok(r) => pins.push(r),
+                Err(r) => {
+                    pins.clear();
+                    let why = format!("cuMemHostRegister of {bytes} B failed: {r:?}");
+                    *self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                    return Some(why);
+                }
             }
-            pins.push(ptr as usize);
         }
         None
     }
@@ -217,27 +255,30 @@ impl GpuBackend {
     /// Phase 3 (and drop): waits for this call's two streams, then
     /// unregisters every pinned buffer. Errors are ignored: the buffers stay
     /// the caller's either way.
-    pub(super) fn unpin_inputs(&self) {
+    pub fn unpin(&self, exec: &Exec) {
         let pins = std::mem::take(&mut *self.pins.lock().unwrap_or_else(|p| p.into_inner()));
         if pins.is_empty() {
             return;
         }
-        let _ = self.exec.gpu.ctx.bind_to_thread();
+        let _ = exec.gpu.ctx.bind_to_thread();
         let _ = self.upload.synchronize();
-        let _ = self.exec.stream.synchronize();
-        for p in pins {
-            let _gate = self.exec.gpu.host_registration.write().unwrap_or_else(|p| p.into_inner());
-            // SAFETY: registered by `pin_inputs` and not yet unregistered.
-            let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(p as *mut c_void) };
-        }
+        let _ = exec.stream.synchronize();
+        drop(pins);
     }
 
     /// Phase 1, see [`crate::backend::Backend::prestage`].
-    pub(super) fn prestage_inputs(&self, inputs: &[Abc<'_>], n: usize, not_pinned: Option<&str>) -> Admission {
-        let settings = &self.exec.settings;
+    pub fn prestage(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        let admission = self.admit(exec, inputs, n);
+        self.done(&exec.gpu);
+        admission
+    }
+
+    fn admit(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        let not_pinned = self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let settings = &exec.settings;
         let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
         let t = std::time::Instant::now();
-        let available = self.exec.gpu.available().map(|m| (m, self.exec.gpu.stage_cached()));
+        let available = exec.gpu.available().map(|m| (m, exec.gpu.stage_cached()));
         self.step("info", t);
         let ((free, total), stage_cached) = match available {
             Ok(m) => m,
@@ -250,16 +291,16 @@ impl GpuBackend {
         // can serve only pre-stages, not a computing call's phase 2 (compute
         // pool): count at most `need` of them. (`free` counts the cache, not
         // the idle vectors: the driver sees those as in use.)
-        let idle = self.exec.gpu.idle_stage_bytes(4 * n);
+        let idle = exec.gpu.idle_stage_bytes(4 * n);
         let reusable = (stage_cached + idle).min(need);
         let usable = free.saturating_sub(stage_cached) + reusable;
         let avail = settings.effective_free(usable, total);
         let compute_avail = settings.effective_free(free.saturating_sub(stage_cached), total);
-        let avail = avail - self.keep_key_resident(resident::Room { avail, compute_avail, one_circuit: 3 * n * std::mem::size_of::<Scalar>(), reserve });
+        let avail = avail - self.keep_key_resident(exec, resident::Room { avail, compute_avail, one_circuit: 3 * n * std::mem::size_of::<Scalar>(), reserve });
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }
-        if let Some(why) = not_pinned {
+        if let Some(why) = not_pinned.as_deref() {
             return Admission::Fallback(format!("host buffers not pinned ({why})"));
         }
         if need + reserve > avail {
@@ -270,11 +311,11 @@ impl GpuBackend {
         // Device memory that new pool mappings may take: what admission
         // counted beyond the reserve, less the reusable memory it counted.
         let new_room = avail - reserve - reusable;
-        self.grow_stage_pool(3 * inputs.len(), n, new_room, stage_cached, idle);
+        self.grow_stage_pool(exec, 3 * inputs.len(), n, new_room, stage_cached, idle);
         let mut staged = Vec::with_capacity(inputs.len());
         for abc in inputs {
-            match self.stage_one(abc, n) {
-                Ok(s) => staged.push(Staged(Box::new(s))),
+            match self.stage_one(exec, abc, n) {
+                Ok(s) => staged.push(s),
                 // Dropping `staged` hands its vectors back to the idle list.
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
             }
@@ -287,7 +328,7 @@ impl GpuBackend {
     ///
     /// A new vector maps new device memory, and on the H200 a mapping while
     /// another call's kernels or copies ran took 20–150 ms, inside the
-    /// memory lock (session-4 bench: every memory-lock hold over 20 ms was a
+    /// memory lock (in the 2^24 bench, every memory-lock hold over 20 ms was a
     /// growth). So the call that finds too few grows the set at once for
     /// itself and every call in flight that has not staged yet (assumed to be
     /// of this call's shape: `own_vectors` vectors of `n` scalars): it
@@ -299,9 +340,9 @@ impl GpuBackend {
     /// growth. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked
     /// here instead). This is a blocking driver call under the memory lock,
     /// made once per burst instead of once per call.
-    fn grow_stage_pool(&self, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize, idle: usize) {
+    fn grow_stage_pool(&self, exec: &Exec, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize, idle: usize) {
         let vec_bytes = 32 * n;
-        let others = self.exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
+        let others = exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
         let idle_vectors = idle / vec_bytes;
         let Some(target) = growth_target(others, own_vectors, (stage_cached + idle) / vec_bytes, new_room / vec_bytes) else {
             return;
@@ -311,8 +352,8 @@ impl GpuBackend {
         while got < target {
             // SAFETY: handed out by `take_idle_stage` only to `stage_one`,
             // which writes every word before any read.
-            match unsafe { self.exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
-                Ok(d) => self.exec.gpu.keep_idle_stage(d),
+            match unsafe { exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
+                Ok(d) => exec.gpu.keep_idle_stage(d),
                 Err(_) => break,
             }
             got += 1;
@@ -324,11 +365,11 @@ impl GpuBackend {
     /// bytes it took from the room (a new upload), else 0; logged in the
     /// call's phase-1 detail. With `SUPRASEAL_C2_KEY_RESIDENT=off` the call
     /// uploads nothing and reads no copy, but still releases one for room.
-    fn keep_key_resident(&self, room: resident::Room) -> usize {
+    fn keep_key_resident(&self, exec: &Exec, room: resident::Room) -> usize {
         let plan = self.key_plan.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let t = std::time::Instant::now();
         // SAFETY: the plan is this call's key, which the call holds until it ends.
-        match unsafe { resident::admit(&self.exec.gpu, &self.upload, &plan, room, self.exec.settings.key_resident) } {
+        match unsafe { resident::admit(&exec.gpu, &self.upload, &plan, room, exec.settings.key_resident) } {
             Residency::Uploaded { bytes } => {
                 self.step(&format!("key resident ({bytes} B)"), t);
                 bytes.min(room.avail)
@@ -344,13 +385,13 @@ impl GpuBackend {
     /// Appends "name ms" to this call's phase-1 detail.
     fn step(&self, name: &str, since: std::time::Instant) {
         use std::fmt::Write;
-        let mut d = self.stage_detail.lock().unwrap_or_else(|p| p.into_inner());
+        let mut d = self.detail.lock().unwrap_or_else(|p| p.into_inner());
         let sep = if d.is_empty() { "" } else { ", " };
         let _ = write!(d, "{sep}{name} {:.1}", since.elapsed().as_secs_f64() * 1e3);
     }
 
-    fn stage_one(&self, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
-        let gpu = &self.exec.gpu;
+    fn stage_one(&self, exec: &Exec, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+        let gpu = &exec.gpu;
         let one = |v: &[Scalar], what: &'static str| -> Result<ScalarBuf> {
             let t = std::time::Instant::now();
             let mut d = match gpu.take_idle_stage(4 * n) {
@@ -358,12 +399,12 @@ impl GpuBackend {
                     let d = ScalarBuf::staged(d, gpu.clone());
                     // Counted for fault injection only (it takes no new
                     // memory); on error, dropping `d` hands it back.
-                    check_alloc(gpu, &self.exec.settings, FaultPhase::Phase1, 0, what)?;
+                    check_alloc(gpu, &exec.settings, FaultPhase::Phase1, 0, what)?;
                     self.step("reuse", t);
                     d
                 }
                 None => {
-                    check_alloc(gpu, &self.exec.settings, FaultPhase::Phase1, 32 * n, what)?;
+                    check_alloc(gpu, &exec.settings, FaultPhase::Phase1, 32 * n, what)?;
                     // SAFETY: every word is written below (copy, then zero padding) before any read.
                     let d = unsafe { gpu.stage_alloc(&self.upload, 4 * n, what) }?;
                     self.step("alloc", t);

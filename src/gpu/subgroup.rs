@@ -9,7 +9,9 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::device::{cuda_err, grid, Exec};
+use super::device::cuda_err;
+use super::exec::{grid, Exec};
+use super::kernels::Kernel;
 use super::msm::{self, DeviceGroup, Levels, SortBuffers};
 use super::{limbs, Limbs};
 use crate::error::{Error, Result};
@@ -61,7 +63,7 @@ pub fn bucket_sums<G: DeviceGroup>(
     let fits = (free / 4).saturating_sub(table_bytes) / bytes_per_point::<G>();
     if fits < MIN_CHUNK.min(n.max(1)) {
         return Err(Error::new(
-            super::device::CUDA_ERROR_OUT_OF_MEMORY,
+            super::faults::CUDA_ERROR_OUT_OF_MEMORY,
             format!("subgroup check on the device: {free} B available, too little for a chunk of {MIN_CHUNK} points"),
         ));
     }
@@ -88,19 +90,19 @@ pub fn bucket_sums<G: DeviceGroup>(
         for g in 0..groups {
             let stream = first_stream + g as u64;
             let blocks = (first + m).div_ceil(16) - first / 16;
-            let mut l = gpu.stream.launch_builder(gpu.kernel("subgroup_bucket_keys"));
+            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::SubgroupBucketKeys));
             l.arg(&d_key).arg(&stream).arg(&first).arg(&m).arg(&buckets).arg(&mut bucket_of);
             // SAFETY: (const uint32_t*, uint64_t, size_t, size_t, uint32_t, uint32_t*);
             // 8 key words; writes m ≤ chunk buckets.
             unsafe { l.launch(grid(blocks)) }.map_err(cuda_err("subgroup_bucket_keys"))?;
 
             gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
-            let mut l = gpu.stream.launch_builder(gpu.kernel("bucket_histogram"));
+            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::BucketHistogram));
             l.arg(&bucket_of).arg(&m).arg(&mut sort.counts);
             // SAFETY: (const uint32_t*, size_t, uint32_t*); m keys < buckets counters.
             unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_histogram"))?;
             sort.scan(gpu, POINTS_PER_THREAD)?;
-            let mut l = gpu.stream.launch_builder(gpu.kernel("bucket_scatter"));
+            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::BucketScatter));
             l.arg(&bucket_of).arg(&m).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
             // SAFETY: (const uint32_t*, size_t, uint32_t*, uint32_t*, uint32_t*); at most m positions.
             unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_scatter"))?;

@@ -18,7 +18,7 @@ impl MsmTuning {
     /// 16 bits below 2^24 points, 17 from 2^24 on: one window fewer), 32
     /// points per accumulation thread, blocks of 128 for the accumulation (3
     /// blocks per SM fit its registers, 1 of 256 did). Chosen from the
-    /// launch-choice sweep on the H200 (notes/GPU.md, session 5; register-capped
+    /// launch-choice sweep on the H200 (notes/GPU.md; register-capped
     /// variants of the kernel were no faster and were dropped).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();

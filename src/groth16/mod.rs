@@ -18,7 +18,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use rayon::prelude::*;
 
 use crate::assignment::Batch;
-use crate::backend::{Abc, Backend, Staged};
+use crate::backend::{Abc, Backend};
 use crate::error::Result;
 use crate::srs::Srs;
 use split::{MsmPlan, Query};
@@ -188,7 +188,7 @@ pub fn h_sum<B: Backend + ?Sized>(
     backend: &B,
     srs: &Srs,
     abc: Abc<'_>,
-    staged: Option<Staged>,
+    staged: Option<B::Staged>,
     times: &mut PhaseTimes,
 ) -> Result<G1Projective> {
     let (h, ntt, msm) = backend.quotient_msm(abc, srs.domain_size(), staged, &srs.h)?;

@@ -1,0 +1,177 @@
+//! The GPU backend of one proving call ([`GpuBackend`]): the call's compute
+//! stream ([`Exec`]) and its phase 0/1/3 state ([`Stager`]), behind the
+//! pipeline's [`Backend`] operations.
+
+use std::sync::atomic::Ordering;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+
+use super::device::{self, cuda_err};
+use super::exec::Exec;
+use super::stage::{ScalarBuf, StagedAbc, Stager};
+use super::{from_limbs, msm, ntt};
+use crate::backend::{Abc, Admission, Backend};
+use crate::config::Settings;
+use crate::error::Result;
+use crate::locks::RegistrationGate;
+
+/// The GPU backend for one proving call on one device.
+pub struct GpuBackend {
+    exec: Exec,
+    stager: Stager,
+}
+
+impl GpuBackend {
+    /// Opens device `ordinal` with two new streams (compute and upload),
+    /// resolving `SUPRASEAL_C2_G2_MSM=auto` from this host and device.
+    /// Errors: `ENODEV` (no libcuda or no such device), CUDA error numbers
+    /// (context, module or stream creation).
+    pub fn new(ordinal: usize, mut settings: Settings) -> Result<Self> {
+        let gpu = device::device(ordinal)?;
+        if settings.g2_msm_auto {
+            settings.g2_msm_on_device = crate::config::g2_msm_on_device_auto(
+                crate::pipeline::cpu_threads(),
+                gpu.multiprocessors(),
+                gpu.clock_mhz(),
+            );
+        }
+        let stager = Stager::new(&gpu)?;
+        gpu.active.fetch_add(1, Ordering::SeqCst);
+        let backend = GpuBackend { exec: Exec::new(gpu.clone(), settings).inspect_err(|_| stager.done(&gpu))?, stager };
+        Ok(backend)
+    }
+
+    /// This call's compute stream on the device.
+    pub fn exec(&self) -> &Exec {
+        &self.exec
+    }
+
+    /// Marks this backend as one that never reaches phase 1 (direct use by
+    /// tests and benchmarks): not a call for the pre-stage pool to grow for.
+    pub(crate) fn skip_phase1(&self) {
+        self.stager.done(&self.exec.gpu);
+    }
+
+    /// The quotient's n coefficients left on the device (4·n u64 words,
+    /// Montgomery form): from `staged` when phase 1 uploaded a/b/c, else
+    /// uploaded here, under the compute lock (the fallback path).
+    fn quotient_on_device(&self, [a, b, c]: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
+        let (da, db, dc) = match staged {
+            Some(s) => (s.a, s.b, s.c),
+            None => {
+                let up = |v, what| ntt::upload_padded(&self.exec, v, n, what).map(ScalarBuf::owned);
+                (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?)
+            }
+        };
+        ntt::quotient(&self.exec, da, db, dc, n)
+    }
+}
+
+impl Drop for GpuBackend {
+    fn drop(&mut self) {
+        let gpu = &self.exec.gpu;
+        self.stager.done(gpu);
+        self.stager.unpin(&self.exec);
+        // The last call in flight returns the idle pre-stage vectors and the
+        // pools' caches to the device.
+        if gpu.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            gpu.release_idle_stages();
+            let _ = self.stager.upload().synchronize();
+            let _ = self.exec.stream.synchronize();
+            let _ = gpu.trim_pool();
+            let _ = gpu.trim_stage_pool();
+        }
+    }
+}
+
+impl Backend for GpuBackend {
+    type Staged = StagedAbc;
+
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+    fn stage_detail(&self) -> Option<String> {
+        self.stager.detail()
+    }
+    fn pin_key(&self, srs: &crate::srs::Srs) {
+        self.stager.set_key(&self.exec.gpu, srs);
+    }
+    fn g2_batch_on_device(&self) -> bool {
+        true
+    }
+    fn pin(&self, inputs: &[Abc<'_>]) -> Option<String> {
+        self.stager.pin(&self.exec, inputs)
+    }
+    fn registration_gate(&self) -> Option<&RegistrationGate> {
+        Some(&self.exec.gpu.host_registration)
+    }
+    fn prestage(&self, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        self.stager.prestage(&self.exec, inputs, n)
+    }
+    fn end_compute(&self) -> Result<()> {
+        let gpu = &self.exec.gpu;
+        self.exec.stream.synchronize().map_err(cuda_err("cuStreamSynchronize (compute)"))?;
+        self.stager.upload().synchronize().map_err(cuda_err("cuStreamSynchronize (upload)"))?;
+        // cudarc records errors of destructors (frees) context-wide; they may
+        // belong to another call, so they are logged, not returned here.
+        if let Err(e) = gpu.ctx.check_err() {
+            tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
+        }
+        gpu.trim_pool()
+    }
+    fn unpin(&self) {
+        self.stager.unpin(&self.exec);
+    }
+    fn free_memory(&self) -> Option<usize> {
+        self.exec.mem_info().ok().map(|(free, _)| free)
+    }
+    fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<Vec<Scalar>> {
+        let t = self.quotient_on_device(abc, n, staged)?;
+        Ok(from_limbs(&self.exec.download(&t, "download H coefficients")?))
+    }
+    fn quotient_msm(
+        &self,
+        abc: Abc<'_>,
+        n: usize,
+        staged: Option<StagedAbc>,
+        bases: &[G1Affine],
+    ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
+        let t = std::time::Instant::now();
+        let mut coeffs = self.quotient_on_device(abc, n, staged)?;
+        // Only this call's stream: the phase times stay per step.
+        self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
+        let ntt_time = t.elapsed();
+        let t = std::time::Instant::now();
+        let h = msm::msm_device_scalars::<msm::G1>(&self.exec, bases, &mut coeffs)?;
+        drop(coeffs);
+        Ok((h, ntt_time, t.elapsed()))
+    }
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        msm::msm::<msm::G1>(&self.exec, bases, scalars)
+    }
+    fn g2_msm_on_device(&self) -> bool {
+        self.exec.settings.g2_msm_on_device
+    }
+    fn g2_msm_placement(&self) -> &'static str {
+        match (self.exec.settings.g2_msm_on_device, self.exec.settings.g2_msm_auto) {
+            (true, true) => "gpu (auto)",
+            (false, true) => "cpu (auto)",
+            (true, false) => "gpu",
+            (false, false) => "cpu",
+        }
+    }
+    /// On the CPU (rayon, blst) unless `SUPRASEAL_C2_G2_MSM=gpu`.
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        if self.g2_msm_on_device() {
+            msm::msm::<msm::G2>(&self.exec, bases, scalars)
+        } else {
+            Ok(crate::cpu::msm::msm::<crate::curve::G2>(bases, scalars))
+        }
+    }
+    fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
+        msm::batch_add::<msm::G1>(&self.exec, bases, bitmap)
+    }
+    fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective> {
+        msm::batch_add::<msm::G2>(&self.exec, bases, bitmap)
+    }
+}

@@ -1,0 +1,81 @@
+//! One call's compute stream on a device ([`Exec`]): phase-2 allocations from
+//! the device's compute pool, uploads and downloads, and the launch shape.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+
+use super::device::{cuda_err, Gpu};
+use super::faults::check_alloc;
+use super::kernels::Kernel;
+use crate::config::{FaultPhase, Settings};
+use crate::error::Result;
+
+/// One call's compute stream on a device, with the call's settings.
+pub struct Exec {
+    pub gpu: Arc<Gpu>,
+    pub stream: Arc<CudaStream>,
+    pub settings: Settings,
+    /// The phase its allocations count in (`SUPRASEAL_C2_FAULT_ALLOC`).
+    phase: FaultPhase,
+}
+
+impl Exec {
+    /// A new stream on `gpu` for a proving call's phase 2.
+    pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
+        let stream = gpu.new_stream()?;
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2 })
+    }
+
+    /// A new stream on `gpu` for a params load, whose allocations count
+    /// apart from the proving calls' (`N@load`).
+    pub fn for_load(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
+        let stream = gpu.new_stream()?;
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load })
+    }
+
+    /// A kernel of the module.
+    pub fn kernel(&self, k: Kernel) -> &CudaFunction {
+        self.gpu.kernel(k)
+    }
+
+    /// Copies `host` to a new device buffer (a phase-2 allocation, from the
+    /// device's compute pool on this call's stream).
+    pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
+        check_alloc(&self.gpu, &self.settings, self.phase, std::mem::size_of_val(host), what)?;
+        // SAFETY: every element is written by the copy before any read.
+        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, host.len(), what) }?;
+        self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
+        Ok(d)
+    }
+
+    /// A zeroed device buffer of `n` elements (a phase-2 allocation).
+    pub fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        n: usize,
+        what: &str,
+    ) -> Result<CudaSlice<T>> {
+        check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
+        // SAFETY: zeroed below before any read.
+        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, n.max(1), what) }?;
+        self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;
+        Ok(d)
+    }
+
+    /// Copies a device buffer back (waits for this stream only).
+    pub fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(&self, d: &CudaSlice<T>, what: &str) -> Result<Vec<T>> {
+        self.stream.clone_dtoh(d).map_err(cuda_err(what))
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.gpu.mem_info()
+    }
+}
+
+/// A 1-D launch of `n` threads in blocks of 256.
+pub fn grid(n: usize) -> LaunchConfig {
+    let threads = 256u32;
+    LaunchConfig { grid_dim: ((n.max(1)).div_ceil(threads as usize) as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+}
+

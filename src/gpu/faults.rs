@@ -1,0 +1,52 @@
+//! `SUPRASEAL_C2_FAULT_ALLOC` and `SUPRASEAL_C2_VRAM_LIMIT_MB`: every device
+//! allocation of a call is admitted here first, so that an injected fault or
+//! a smaller card fails exactly as an exhausted device would.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::device::Gpu;
+use crate::config::{FaultPhase, Settings};
+use crate::error::{Error, Result};
+
+/// `CUDA_ERROR_OUT_OF_MEMORY`, the code an exhausted (or limited, or
+/// fault-injected) allocation returns.
+pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+
+/// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
+/// for `SUPRASEAL_C2_FAULT_ALLOC`.
+static ALLOCS: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Restarts the allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
+/// refers to (tests).
+pub fn reset_fault_counters() {
+    ALLOCS.iter().for_each(|c| c.store(0, Ordering::SeqCst));
+}
+
+/// Admission for one device allocation of `bytes` in `phase`: fails with
+/// `CUDA_ERROR_OUT_OF_MEMORY` when it is the injected fault, or when a
+/// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full (not checked for
+/// `bytes == 0`, a reused buffer). The message names `what`.
+pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
+    let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
+    if settings.fault == Some((count, phase)) {
+        return Err(Error::new(
+            CUDA_ERROR_OUT_OF_MEMORY,
+            format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
+        ));
+    }
+    // `bytes == 0`: a reused buffer, counted for fault injection only.
+    if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
+        let (free, total) = gpu.available()?;
+        let used = total.saturating_sub(free);
+        if used + bytes > limit {
+            return Err(Error::new(
+                CUDA_ERROR_OUT_OF_MEMORY,
+                format!(
+                    "CUDA error in {what}: {bytes} B requested, {used} B in use, SUPRASEAL_C2_VRAM_LIMIT_MB card of {limit} B would be full"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+

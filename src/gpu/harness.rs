@@ -1,0 +1,214 @@
+//! Direct access to one GPU for tests and benchmarks ([`GpuBackendHandle`]):
+//! single kernels (NTT, MSM) timed or compared with the CPU, outside the
+//! proving pipeline.
+
+use blstrs::{G1Affine, Scalar};
+
+#[cfg(supraseal_gpu)]
+use super::{device, from_limbs, limbs, msm, ntt, GpuBackend};
+use super::{MsmProfile, MsmTuning};
+use crate::error::Result;
+
+/// Direct access to one GPU for tests and benchmarks, in every build: in a
+/// build without kernels (or on a machine without a GPU) `open` says why.
+pub struct GpuBackendHandle {
+    #[cfg(supraseal_gpu)]
+    inner: GpuBackend,
+    #[cfg(not(supraseal_gpu))]
+    never: std::convert::Infallible,
+}
+
+impl GpuBackendHandle {
+    /// Opens device `ordinal` with the default settings; `Err` carries the
+    /// reason there is none.
+    pub fn open(ordinal: usize) -> std::result::Result<Self, String> {
+        Self::open_with(ordinal, crate::config::Settings::default())
+    }
+
+    /// Opens device `ordinal` with `settings` (e.g. `g2_msm_on_device`).
+    pub fn open_with(ordinal: usize, settings: crate::config::Settings) -> std::result::Result<Self, String> {
+        #[cfg(supraseal_gpu)]
+        {
+            let inner = GpuBackend::new(ordinal, settings).map_err(|e| e.message)?;
+            inner.skip_phase1();
+            Ok(GpuBackendHandle { inner })
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (ordinal, settings);
+            Err(super::NO_KERNELS.into())
+        }
+    }
+
+    /// The backend (as the pipeline uses it).
+    #[cfg(supraseal_gpu)]
+    pub fn backend(&self) -> &GpuBackend {
+        &self.inner
+    }
+
+    /// The backend (as the pipeline uses it); never reached in a build
+    /// without kernels, where [`GpuBackendHandle::open`] fails.
+    #[cfg(not(supraseal_gpu))]
+    pub fn backend(&self) -> &crate::cpu::CpuBackend {
+        match self.never {}
+    }
+
+    /// One NTT of `a` (length a power of two) on the device, with the CPU
+    /// backend's conventions (`cpu::ntt`): natural order, inverse scaled by
+    /// 1/n, `coset` evaluating on / interpolating from g·⟨ω⟩.
+    pub fn ntt(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
+        #[cfg(supraseal_gpu)]
+        {
+            use ff::{Field, PrimeField};
+            let gpu = self.inner.exec();
+            let n = a.len();
+            let lg = n.trailing_zeros();
+            let g = Scalar::MULTIPLICATIVE_GENERATOR;
+            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
+            match dir {
+                crate::curve::Direction::Forward => {
+                    if coset {
+                        ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
+                    }
+                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, false)?, lg)?;
+                }
+                crate::curve::Direction::Inverse => {
+                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, true)?, lg)?;
+                    let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
+                    ntt::mul_powers(gpu, &mut d, base, Scalar::from(n as u64).invert().unwrap(), n)?;
+                }
+            }
+            Ok(from_limbs(&gpu.download(&d, "download NTT output")?))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (a, dir, coset);
+            match self.never {}
+        }
+    }
+
+    /// Benchmark of the forward NTT with the data already on the device, as
+    /// the pipeline runs it: uploads `a` (length 2^k) once, then returns
+    /// (ms to build the twiddle tables, median ms of `reps` transforms), each
+    /// transform timed from launch to the end of a synchronisation of this
+    /// call's stream.
+    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64)> {
+        #[cfg(supraseal_gpu)]
+        {
+            let gpu = self.inner.exec();
+            let lg = a.len().trailing_zeros();
+            let sync = || gpu.stream.synchronize().map_err(device::cuda_err("synchronize"));
+            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
+            sync()?;
+            let t = std::time::Instant::now();
+            let tw = ntt::Twiddles::new(gpu, lg, false)?;
+            sync()?;
+            let tw_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut times: Vec<f64> = Vec::with_capacity(reps);
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                ntt::ntt(gpu, &mut d, &tw, lg)?;
+                sync()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((tw_ms, times[times.len() / 2]))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (a, reps);
+            match self.never {}
+        }
+    }
+
+    /// Benchmark of one G1 MSM with the bases already on the device (as
+    /// sppark's harness keeps its points): uploads `bases` once, then per
+    /// repetition uploads `scalars` (page-lock them for DMA speed) and runs
+    /// the MSM with `tuning`, timed to the result on the host. Returns the
+    /// median ms of `reps` runs and the result of the last run, plus one more
+    /// run's per-kernel profile (`MsmProfile`: synchronised after each launch).
+    /// Errors: a CUDA error naming the call.
+    pub fn msm_g1_resident_ms(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Scalar],
+        tuning: MsmTuning,
+        reps: usize,
+    ) -> Result<(f64, blstrs::G1Projective, MsmProfile)> {
+        assert_eq!(bases.len(), scalars.len(), "msm_g1_resident_ms: bases vs scalars");
+        #[cfg(supraseal_gpu)]
+        {
+            let gpu = self.inner.exec();
+            let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
+            gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
+            let run = |profile: Option<&mut MsmProfile>| -> Result<blstrs::G1Projective> {
+                let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+                msm::msm_resident::<msm::G1>(gpu, &d_bases.slice(..), bases.len(), &mut d_scalars.slice_mut(..), tuning, profile)
+            };
+            let mut times = Vec::with_capacity(reps);
+            let mut last = run(None)?; // warm-up
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                last = run(None)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            let mut profile = MsmProfile::default();
+            run(Some(&mut profile))?;
+            Ok((times[times.len() / 2], last, profile))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (tuning, reps);
+            match self.never {}
+        }
+    }
+
+    /// Runs `f` with `v` page-locked (`cuMemHostRegister`), as the pipeline
+    /// page-locks the key and a/b/c; a failed registration runs `f` anyway
+    /// (pageable copies) and says so on stderr.
+    pub fn with_pinned<T, R>(&self, v: &[T], f: impl FnOnce() -> R) -> R {
+        #[cfg(supraseal_gpu)]
+        {
+            let ptr = v.as_ptr() as *const std::ffi::c_void;
+            // SAFETY: `v` outlives the registration, which ends before this returns.
+            let pinned = unsafe { self.inner.exec().gpu.register_host(ptr, std::mem::size_of_val(v), device::Registration::Input) };
+            if let Err(r) = &pinned {
+                eprintln!("with_pinned: cuMemHostRegister failed ({r:?}); running with pageable memory");
+            }
+            let out = f();
+            drop(pinned);
+            out
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (v, f);
+            match self.never {}
+        }
+    }
+
+    /// Device memory in use (total − free) in bytes, by every process.
+    pub fn used_bytes(&self) -> Result<usize> {
+        #[cfg(supraseal_gpu)]
+        {
+            let (free, total) = self.inner.exec().mem_info()?;
+            Ok(total - free)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+
+    /// Free device memory in bytes.
+    pub fn free_bytes(&self) -> Result<usize> {
+        #[cfg(supraseal_gpu)]
+        {
+            Ok(self.inner.exec().mem_info()?.0)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The library's own rayon pool for the CPU side of a call.
+//!
+//! The CPU thread's split-MSM plans and G2 MSMs run here, so that they make
+//! progress when the caller is itself a worker of the global pool: phase 2
+//! waits for the plans while holding the compute lock, and if the plans'
+//! parallel work were queued on the global pool, a caller occupying its only
+//! (or every) worker would wait forever.
+
+fn cpu_pool() -> &'static Option<rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}")).build().ok())
+}
+
+/// Threads of the pool that runs the CPU side of a call (the split-MSM
+/// plans and, on the CPU, the G2 MSMs).
+pub fn cpu_threads() -> usize {
+    cpu_pool().as_ref().map_or(1, |p| p.current_num_threads())
+}
+
+/// Runs `f` on the pool.
+pub(super) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match cpu_pool() {
+        Some(p) => p.install(f),
+        // Could not start threads: run here (a caller inside a saturated
+        // global pool may then wait).
+        None => f(),
+    }
+}

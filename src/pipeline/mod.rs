@@ -1,0 +1,126 @@
+//! One proving call on safe values: the backend is chosen ([`select`]), the
+//! circuits go to one device or are spread over several ([`spread`]), each
+//! group runs the phases of docs/ARCHITECTURE.md §5 ([`phases::prove`]): 0
+//! pin and start the CPU thread, 1 pre-stage under the memory lock, 2
+//! kernels under the compute lock, 3 unpin and join; and each group's
+//! [`CallReport`] is logged and kept ([`report`]).
+//!
+//! [`start`] does everything up to the epilogue and returns a [`Pending`] that
+//! owns what the epilogue needs (the key, r, s and the intermediate sums), so
+//! the split form never reads the caller's buffers after start returns. The
+//! raw pointers of the C ABI are turned into these values by
+//! [`crate::abi::intake`].
+
+mod cpu_pool;
+pub mod phases;
+pub mod report;
+pub mod select;
+pub mod spread;
+
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use blstrs::Scalar;
+
+use crate::abi::types::groth16_proof;
+use crate::assignment::Batch;
+use crate::config::Settings;
+use crate::error::Result;
+use crate::groth16::{epilogue, Intermediates};
+use crate::locks::{self, LockHandle};
+use crate::log::round1;
+use crate::srs::Srs;
+
+pub use cpu_pool::cpu_threads;
+pub use report::{record_reports, take_reports, CallReport};
+pub use select::{select, Selected};
+pub use spread::{split_ranges, spread_devices};
+
+/// Which lock handle a call uses.
+pub enum Locks {
+    /// The process-wide default handle of the device (a NULL `gpu_mtx`).
+    Default,
+    /// The caller's handle from `create_gpu_mutex`, held for the whole call
+    /// so that a concurrent `destroy_gpu_mutex` cannot free it under the call.
+    Caller(Arc<LockHandle>),
+}
+
+/// A validated proving call.
+pub struct Call<'a> {
+    /// The key, held until the proofs are written (split form included).
+    pub key: Arc<Srs>,
+    /// The circuits' witnesses, checked against `key`.
+    pub batch: Batch<'a>,
+    /// One r and one s per circuit (canonical scalars).
+    pub r: Vec<Scalar>,
+    pub s: Vec<Scalar>,
+    pub locks: Locks,
+    /// `gpu_index`: `None` (−1) lets the library choose and spread.
+    pub gpu_index: Option<usize>,
+    /// Time spent validating (phase 0's first part), for the report.
+    pub validated: Duration,
+}
+
+/// Runs the call up to the epilogue.
+pub fn start(call: Call<'_>) -> Result<Pending> {
+    let Call { key, batch, r, s, locks, gpu_index, validated } = call;
+    let settings = Settings::from_env()?;
+    let backend = select(gpu_index.unwrap_or(0), settings)?;
+    // The CPU backend is one device: every gpu_index shares its default
+    // handle (and no handle table grows with a large index).
+    let device = if backend.is_gpu() { gpu_index.unwrap_or(0) } else { 0 };
+    let gpus = if backend.is_gpu() { crate::gpu::device_count() } else { 1 };
+    let devices = spread_devices(gpu_index, batch.circuits.len(), matches!(locks, Locks::Caller(_)), gpus);
+    if devices.len() > 1 {
+        // This backend never reaches phase 1: it must not count as a call the
+        // pre-stage pool grows for while the per-device calls run.
+        drop(backend);
+        let sums = spread::prove_spread(&key, &batch, &devices, settings, validated)?;
+        return Ok(Pending { srs: key, r_s: r, s_s: s, sums });
+    }
+    let handle: &LockHandle = match &locks {
+        Locks::Default => locks::default_handle(device),
+        Locks::Caller(h) => h,
+    };
+    let sums = backend.prove(&key, &batch, handle, settings, device, validated)?;
+    Ok(Pending { srs: key, r_s: r, s_s: s, sums })
+}
+
+/// A proof whose device/CPU work is done and whose epilogue is pending.
+pub struct Pending {
+    srs: Arc<Srs>,
+    r_s: Vec<Scalar>,
+    s_s: Vec<Scalar>,
+    sums: Vec<Intermediates>,
+}
+
+impl Pending {
+    /// Number of circuits (and proofs to write).
+    pub fn len(&self) -> usize {
+        self.sums.len()
+    }
+
+    /// Whether the pending proof holds no circuit (never true for a started call).
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// Runs the epilogue (blinding with r and s) and writes one proof per
+    /// circuit into `proofs`, which must hold exactly [`Pending::len`] slots.
+    pub fn finish(self, proofs: &mut [MaybeUninit<groth16_proof>]) -> Result<()> {
+        if proofs.len() != self.len() {
+            return Err(crate::error::Error::invalid(format!(
+                "proofs holds {} slots but the call has {} circuits",
+                proofs.len(),
+                self.len()
+            )));
+        }
+        let t = Instant::now();
+        for (i, (m, slot)) in self.sums.iter().zip(proofs.iter_mut()).enumerate() {
+            slot.write(epilogue::proof(&self.srs, m, self.r_s[i], self.s_s[i]));
+        }
+        tracing::info!(circuits = self.len(), epilogue_ms = round1(t.elapsed().as_secs_f64() * 1e3), "epilogue done");
+        Ok(())
+    }
+}

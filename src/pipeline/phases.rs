@@ -1,0 +1,211 @@
+//! Phases 0–3 of docs/ARCHITECTURE.md §5 for one validated group of
+//! circuits on one backend and one GPU's locks.
+
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Projective, G2Projective};
+use group::Group;
+
+use super::cpu_pool::in_cpu_pool;
+use super::report::CallReport;
+use crate::assignment::Batch;
+use crate::backend::{Abc, Admission, Backend};
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::groth16::{self, Intermediates, PhaseTimes, Plans};
+use crate::locks::{GpuLocks, LockMode};
+use crate::log::round1;
+use crate::srs::Srs;
+
+/// Phases 0–3 of docs/ARCHITECTURE.md §5 for a validated batch on `backend`, with `locks`.
+///
+/// Phase 0 (no lock): pin a/b/c; start the CPU thread (split-MSM plans, then
+/// the G2 MSMs of B′). Phase 1 (memory lock): pre-stage or decide fallback.
+/// Phase 2 (compute lock): quotient and H-MSM per circuit, then (once the
+/// plans are ready) the G1 batch additions and tails and the G2 batch
+/// addition (and the G2 MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
+/// unpin, join the CPU thread. The memory lock is released before the compute
+/// lock is requested, so no call ever holds both.
+pub fn prove<B: Backend + ?Sized>(
+    backend: &B,
+    srs: &Srs,
+    batch: &Batch<'_>,
+    locks: &GpuLocks,
+    settings: Settings,
+) -> (Result<Vec<Intermediates>>, CallReport) {
+    let n = srs.domain_size();
+    let inputs: Vec<Abc<'_>> = batch.circuits.iter().map(|c| [c.a, c.b, c.c]).collect();
+    let mut report = CallReport {
+        backend: backend.name(),
+        device: 0,
+        circuits: inputs.len(),
+        domain: n,
+        lock_mode: settings.locks,
+        prestaged: None,
+        reason: None,
+        free_before: None,
+        free_after: None,
+        mem: None,
+        compute: None,
+        validate: Duration::ZERO,
+        times: PhaseTimes::default(),
+        thread: std::thread::current().id(),
+        error: None,
+        stage_detail: None,
+        g2_msm: backend.g2_msm_placement(),
+    };
+
+    // Phase 0.
+    let t = Instant::now();
+    backend.pin_key(srs);
+    report.reason = backend.pin(&inputs);
+    report.times.pin = t.elapsed();
+    let (tx, rx) = mpsc::channel();
+    let (g1, cpu) = std::thread::scope(|scope| {
+        let cpu = scope.spawn(move || {
+            in_cpu_pool(|| {
+                let t = Instant::now();
+                let plans = Arc::new(Plans::prepare(srs, batch));
+                let prep = t.elapsed();
+                let _ = tx.send(plans.clone());
+                // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
+                // GPU), less the parts the backend runs on the device in phase 2.
+                let t = Instant::now();
+                let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
+                let g2 = (batch_here || msms_here).then(|| groth16::g2_parts(backend, srs, &plans, batch_here, msms_here));
+                (g2, prep, t.elapsed())
+            })
+        });
+        let g1 = locked_phases(backend, srs, batch, locks, settings, &inputs, rx, &mut report);
+        (g1, cpu.join())
+    });
+
+    // Phase 3.
+    let t = Instant::now();
+    backend.unpin();
+    report.times.unpin = t.elapsed();
+    let (g2, prep, g2_time) = match cpu {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    report.times.prep = prep;
+    report.times.g2 = g2_time;
+    let result = g1.and_then(|sums| {
+        let g2_cpu = g2.transpose()?;
+        Ok(sums
+            .into_iter()
+            .enumerate()
+            .map(|(ci, (h, l, a, b_g1, b_g2))| {
+                let b_g2 = b_g2 + g2_cpu.as_ref().map_or(G2Projective::identity(), |m| m[ci]);
+                Intermediates { h, l, a, b_g1, b_g2 }
+            })
+            .collect())
+    });
+    if let Err(e) = &result {
+        report.error = Some(e.to_string());
+    }
+    (result, report)
+}
+
+/// What phase 2 computes per circuit: H, L, A′, B′ in G1, and the part of B′
+/// in G2 made under the compute lock (the batch addition, plus the MSMs when
+/// they run on the device).
+type DeviceSums = (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective);
+
+/// Phases 1 and 2: the lock holds of one call.
+#[allow(clippy::too_many_arguments)]
+fn locked_phases<B: Backend + ?Sized>(
+    backend: &B,
+    srs: &Srs,
+    batch: &Batch<'_>,
+    locks: &GpuLocks,
+    settings: Settings,
+    inputs: &[Abc<'_>],
+    plans: mpsc::Receiver<Arc<Plans<'_>>>,
+    report: &mut CallReport,
+) -> Result<Vec<DeviceSums>> {
+    let n = srs.domain_size();
+    // Read for the report before any lock: a driver query can wait behind
+    // other threads' driver calls (~0.1 s seen on the H200 at 2^24), and the
+    // memory lock is for admission and allocation only.
+    report.free_before = backend.free_memory();
+    let stage = |report: &mut CallReport| {
+        let t = Instant::now();
+        let admission = backend.prestage(inputs, n);
+        report.times.stage = t.elapsed();
+        report.stage_detail = backend.stage_detail();
+        admission
+    };
+    let (admission, compute) = match settings.locks {
+        LockMode::Two => {
+            let mem = locks.memory(backend.registration_gate());
+            let admission = stage(report);
+            let (span, compute) = mem.into_compute();
+            report.mem = Some(span);
+            (admission, compute)
+        }
+        LockMode::Single => {
+            let compute = locks.compute_only();
+            (stage(report), compute)
+        }
+    };
+    let mut staged: Vec<Option<B::Staged>> = match admission {
+        Admission::NotNeeded => inputs.iter().map(|_| None).collect(),
+        Admission::Staged(v) => {
+            report.prestaged = Some(true);
+            v.into_iter().map(Some).collect()
+        }
+        Admission::Fallback(why) => {
+            report.prestaged = Some(false);
+            report.reason = Some(why);
+            inputs.iter().map(|_| None).collect()
+        }
+    };
+    let mut times = report.times;
+    let result = (|| {
+        let mut plans_ready: Option<Arc<Plans<'_>>> = None;
+        let mut out = Vec::with_capacity(inputs.len());
+        for (ci, abc) in inputs.iter().enumerate() {
+            let h = groth16::h_sum(backend, srs, *abc, staged[ci].take(), &mut times)?;
+            if plans_ready.is_none() {
+                let t = Instant::now();
+                let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+                plans_ready = Some(p);
+                tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
+            }
+            let plans = plans_ready.as_deref().expect("set above");
+            let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
+            out.push((h, l, a, b1, G2Projective::identity()));
+        }
+        // The G2 parts of B′ that the backend runs on the device (the plans
+        // arrived in the loop; validation rejects batches without circuits).
+        let Some(plans) = plans_ready.as_deref() else {
+            return Ok(out);
+        };
+        if backend.g2_batch_on_device() {
+            let t = Instant::now();
+            let sums = groth16::g2_parts(backend, srs, plans, true, false)?;
+            times.batch_add += t.elapsed();
+            out.iter_mut().zip(sums).for_each(|(o, b)| o.4 += b);
+        }
+        if backend.g2_msm_on_device() {
+            let t = Instant::now();
+            let sums = groth16::g2_parts(backend, srs, plans, false, true)?;
+            times.tails += t.elapsed();
+            out.iter_mut().zip(sums).for_each(|(o, m)| o.4 += m);
+        }
+        Ok(out)
+    })();
+    // Staged inputs of circuits not reached (an error) are dropped (freed, or
+    // handed back to the idle pre-stage list) before the trim.
+    drop(staged);
+    let end = backend.end_compute();
+    report.free_after = backend.free_memory();
+    report.compute = Some(compute.release());
+    report.times = times;
+    let out = result?;
+    end?;
+    Ok(out)
+}
+

@@ -1,0 +1,93 @@
+//! Which backend a call runs on (`SUPRASEAL_C2_BACKEND`), as a value the
+//! pipeline dispatches on once per call.
+
+use std::time::Duration;
+
+use crate::assignment::Batch;
+use crate::config::Settings;
+use crate::cpu::CpuBackend;
+use crate::error::{Error, Result};
+use crate::groth16::Intermediates;
+use crate::locks::LockHandle;
+use crate::srs::Srs;
+
+/// The backend of one call.
+pub enum Selected {
+    Cpu(CpuBackend),
+    #[cfg(supraseal_gpu)]
+    Gpu(crate::gpu::GpuBackend),
+}
+
+impl Selected {
+    /// Whether the call runs on a GPU (its `gpu_index` names a device).
+    pub fn is_gpu(&self) -> bool {
+        !matches!(self, Selected::Cpu(_))
+    }
+
+    /// Runs [`super::phases::prove`] on this backend with `handle`'s locks,
+    /// then logs and keeps the call's report.
+    pub(crate) fn prove(
+        &self,
+        key: &Srs,
+        batch: &Batch<'_>,
+        handle: &LockHandle,
+        settings: Settings,
+        device: usize,
+        validated: Duration,
+    ) -> Result<Vec<Intermediates>> {
+        let (result, mut report) = match self {
+            Selected::Cpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
+            #[cfg(supraseal_gpu)]
+            Selected::Gpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
+        };
+        report.device = device;
+        report.validate = validated;
+        report.log();
+        super::report::record(report);
+        result
+    }
+}
+
+/// Which backend a call uses, from `SUPRASEAL_C2_BACKEND` (`cpu`, `gpu`,
+/// `auto`; default `auto`: the GPU when this build has kernels, libcuda loads
+/// and a device exists, otherwise the CPU). `device` is the GPU ordinal.
+///
+/// Errors: `ENODEV` for `gpu` when no GPU is usable (the message says why),
+/// a CUDA error number when the device cannot be opened, `EINVAL` for an
+/// unknown value.
+pub fn select(device: usize, settings: Settings) -> Result<Selected> {
+    // var_os: a value that is not UTF-8 is malformed (EINVAL below), not absent.
+    let choice = std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
+    match choice.trim().to_ascii_lowercase().as_str() {
+        "cpu" => Ok(Selected::Cpu(CpuBackend)),
+        "gpu" => gpu(device, settings)
+            .map_err(|e| Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))),
+        "" | "auto" => {
+            let gpus = crate::gpu::device_count();
+            if gpus > 0 && device >= gpus {
+                // A wrong index on a GPU host must not quietly prove on the CPU.
+                return Err(Error::no_device(format!("gpu_index {device} requested but {gpus} CUDA device(s) are usable")));
+            }
+            if gpus > device {
+                gpu(device, settings)
+            } else {
+                Ok(Selected::Cpu(CpuBackend))
+            }
+        }
+        other => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"))),
+    }
+}
+
+/// Opens the GPU backend on `ordinal` for one call, or explains why there is
+/// none (`ENODEV`).
+fn gpu(ordinal: usize, settings: Settings) -> Result<Selected> {
+    #[cfg(supraseal_gpu)]
+    {
+        Ok(Selected::Gpu(crate::gpu::GpuBackend::new(ordinal, settings)?))
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        let _ = (ordinal, settings);
+        Err(Error::no_device(crate::gpu::NO_KERNELS))
+    }
+}
