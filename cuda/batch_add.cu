@@ -2,7 +2,19 @@
 // whose bit is set in a bitmap. Each thread sums a contiguous chunk with mixed
 // additions; reduce_groups then folds the per-thread partial sums. The
 // kernels are written once over the point types and instantiated per group.
-#include "common.cuh"
+#include <cstddef>
+#include <cstdint>
+
+#include "g1.cuh"
+#include "g2.cuh"
+#include "jacobian.cuh"
+#include "util.cuh"
+
+// Reduction block size of the reduce_groups kernels (REDUCE_THREADS in
+// src/gpu/msm.rs; shared memory: 128 points, 48 KiB for G2 — the static
+// shared-memory limit, asserted here).
+#define REDUCE_THREADS 128
+static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups shared memory");
 
 // partials[t] = sum of bases[i] for i in thread t's chunk with bit i set.
 template<class affine_t, class point_t>

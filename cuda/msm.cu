@@ -11,7 +11,12 @@
 // Scalars must already be canonical integers (fr_from_montgomery). The
 // digit kernels are shared; the point kernels are templates instantiated per
 // group (suffix _g1 / _g2).
-#include "common.cuh"
+#include <cstddef>
+#include <cstdint>
+
+#include "g1.cuh"
+#include "g2.cuh"
+#include "util.cuh"
 
 #define INVALID 0xffffffffu
 

@@ -2,7 +2,10 @@
 // stages per pass in shared memory) and the pointwise steps of the quotient
 // polynomial (docs/ARCHITECTURE.md §4). The host drives the passes (src/gpu/ntt.rs); every
 // kernel works in place on n = 2^lg_n elements.
-#include "common.cuh"
+#include <cstddef>
+
+#include "fr.cuh"
+#include "util.cuh"
 
 // consts[0] = base, consts[1] = scale: out[i] = scale * base^i. Used only for
 // the small tables of fr_mul_powers_tab and the NTT's twiddles (one exponentiation

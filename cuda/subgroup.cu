@@ -5,7 +5,12 @@
 // stream in words 14-15), so that device and host bucket sums are equal;
 // a counting sort of the points by bucket; the bucket sums then come from the
 // MSM's accumulation kernels (msm.cu), and chunk tables are added up here.
-#include "common.cuh"
+#include <cstddef>
+#include <cstdint>
+
+#include "g1.cuh"
+#include "g2.cuh"
+#include "util.cuh"
 
 __device__ __forceinline__ uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 

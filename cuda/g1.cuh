@@ -1,0 +1,14 @@
+// G1 of BLS12-381 over Fp: the accumulator (sppark's xyzz_t: X, Y, ZZ, ZZZ),
+// the affine point (X, Y; infinity = all zero, blst_p1_affine's layout) and
+// the Jacobian result (blst_p1's layout).
+#pragma once
+
+#include <ec/xyzz_t.hpp>
+
+#include "fp.cuh"
+#include "jacobian.cuh"
+
+using g1_xyzz_t = xyzz_t<fp_t>;
+using g1_affine_t = g1_xyzz_t::affine_t;
+using g1_jacobian_t = jacobian_out_t<fp_t>;
+static_assert(sizeof(xyzz_raw_t<fp_t>) == sizeof(g1_xyzz_t), "G1 xyzz layout");

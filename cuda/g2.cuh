@@ -1,0 +1,16 @@
+// G2 of BLS12-381 over Fq2: the accumulator (sppark's xyzz_t over fq2_t),
+// the affine point (blst_p2_affine's layout: x.c0, x.c1, y.c0, y.c1;
+// infinity = all zero) and the Jacobian result (blst_p2's layout).
+#pragma once
+
+#include <ec/xyzz_t.hpp>
+
+#include "fq2.cuh"
+#include "jacobian.cuh"
+
+using g2_xyzz_t = xyzz_t<fq2_t>;
+using g2_affine_t = g2_xyzz_t::affine_t;
+using g2_jacobian_t = jacobian_out_t<fq2_t>;
+static_assert(sizeof(g2_affine_t) == 192, "G2 affine layout");
+static_assert(sizeof(xyzz_raw_t<fq2_t>) == sizeof(g2_xyzz_t), "G2 xyzz layout");
+static_assert(sizeof(g2_jacobian_t) == 288, "G2 Jacobian layout");
