@@ -154,6 +154,22 @@ fn free_vram() -> Option<usize> {
     gpu.free_bytes().ok()
 }
 
+/// What the library holds on GPU 0 (its pools' allocations) and the free
+/// VRAM, for leak checks.
+fn device_use() -> (usize, usize) {
+    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).expect("GPU 0");
+    (gpu.pool_bytes_in_use(), gpu.free_bytes().expect("cuMemGetInfo"))
+}
+
+/// Nothing left behind between `before` and `after` ([`device_use`]): the
+/// pools hold exactly what they held, and free VRAM is the same but for at
+/// most one 2 MiB granule of the driver's lazy reservations (made the first
+/// time some pattern of concurrent streams occurs, at no fixed call).
+fn assert_nothing_left(before: (usize, usize), after: (usize, usize), what: &str) {
+    assert_eq!(after.0, before.0, "{what}: the pools hold {} B after, {} B before", after.0, before.0);
+    assert!(after.1 + (2 << 20) >= before.1, "{what}: free VRAM {} B before, {} B after", before.1, after.1);
+}
+
 #[test]
 fn gpu_allocation_faults_and_vram_limit() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -207,7 +223,7 @@ fn gpu_allocation_faults_and_vram_limit() {
     // concurrent streams happen here, not inside the measured run.
     switches(&[]);
     assert!(run3().iter().all(|o| o == &Ok(true)));
-    let before = free_vram().unwrap();
+    let before = device_use();
     supraseal_c2::gpu::reset_fault_counters();
     switches(&[("SUPRASEAL_C2_FAULT_ALLOC", "9@phase2")]);
     pipeline::record_reports(true);
@@ -225,9 +241,9 @@ fn gpu_allocation_faults_and_vram_limit() {
     let h: &LockHandle = &h_arc;
     assert!(h.locks.mem_is_free() && h.locks.compute_is_free(), "both locks released after the fault");
     unsafe { ffi::destroy_gpu_mutex(handle.0) };
-    let after = free_vram().unwrap();
-    assert_eq!(after, before, "free VRAM before {before} B, after the faulted run {after} B");
-    eprintln!("phase-2 fault: {:?}; 8 others verified; free VRAM {before} -> {after} B", failed[0]);
+    let after = device_use();
+    assert_nothing_left(before, after, "the faulted run");
+    eprintln!("phase-2 fault: {:?}; 8 others verified; pools {} -> {} B, free VRAM {} -> {} B", failed[0], before.0, after.0, before.1, after.1);
 
     // A card too small to pre-stage: fallback, still correct.
     let used_mib = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap().used_bytes().unwrap() >> 20;
@@ -252,8 +268,7 @@ fn gpu_allocation_faults_and_vram_limit() {
     let p = prove(0).expect("the next call is served");
     assert_eq!(bytes(&p[0]), bytes(&clean[0]));
     pipeline::record_reports(false);
-    let end = free_vram().unwrap();
-    assert_eq!(end, before, "no VRAM left behind by the out-of-memory call");
+    assert_nothing_left(before, device_use(), "the out-of-memory call and the key's release and upload");
     eprintln!("VRAM limit = in use: error {e}; next call fine");
 }
 

@@ -9,7 +9,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use super::device::{self, cuda_err};
 use super::exec::Exec;
 use super::stage::{ScalarBuf, StagedAbc, Stager};
-use super::{from_limbs, msm, ntt};
+use super::{batch_add, from_limbs, msm, ntt};
 use crate::backend::{Abc, Admission, Backend};
 use crate::config::Settings;
 use crate::error::Result;
@@ -169,9 +169,9 @@ impl Backend for GpuBackend {
         }
     }
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
-        msm::batch_add::<msm::G1>(&self.exec, bases, bitmap)
+        batch_add::batch_add::<msm::G1>(&self.exec, bases, bitmap)
     }
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective> {
-        msm::batch_add::<msm::G2>(&self.exec, bases, bitmap)
+        batch_add::batch_add::<msm::G2>(&self.exec, bases, bitmap)
     }
 }

@@ -332,13 +332,25 @@ impl Gpu {
         Self::cached_in(self.stage_pool.0)
     }
 
+    /// Bytes allocated from this device's three pools and not yet freed
+    /// (compute, pre-stage with its idle vectors, resident copy): what the
+    /// library holds on the device, apart from the driver's own reservations.
+    pub fn pools_in_use(&self) -> usize {
+        [&self.compute_pool, &self.stage_pool, &self.resident_pool]
+            .into_iter()
+            .map(|p| Self::pool_attr(p.0, cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT).unwrap_or(0) as usize)
+            .sum()
+    }
+
+    fn pool_attr(pool: cudarc::driver::sys::CUmemoryPool, a: cudarc::driver::sys::CUmemPool_attribute) -> Option<u64> {
+        let mut v: u64 = 0;
+        // SAFETY: the attributes asked for are cuuint64_t, written into `v`; `pool` is one of ours.
+        unsafe { cudarc::driver::result::mem_pool::get_attribute(pool, a, &mut v as *mut u64 as *mut c_void) }.ok()?;
+        Some(v)
+    }
+
     fn cached_in(pool: cudarc::driver::sys::CUmemoryPool) -> usize {
-        let attr = |a| -> Option<u64> {
-            let mut v: u64 = 0;
-            // SAFETY: both attributes are cuuint64_t, written into `v`; `pool` is one of ours.
-            unsafe { cudarc::driver::result::mem_pool::get_attribute(pool, a, &mut v as *mut u64 as *mut c_void) }.ok()?;
-            Some(v)
-        };
+        let attr = |a| Self::pool_attr(pool, a);
         use cudarc::driver::sys::CUmemPool_attribute::{CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_USED_MEM_CURRENT};
         match (attr(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), attr(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)) {
             (Some(r), Some(u)) => r.saturating_sub(u) as usize,

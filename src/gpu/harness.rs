@@ -200,6 +200,20 @@ impl GpuBackendHandle {
         }
     }
 
+    /// Device bytes the library's pools hold in allocations ([`device::Gpu::pools_in_use`]):
+    /// a leak shows here exactly, unlike free memory, which also moves with the
+    /// driver's own lazy reservations (2 MiB at a time).
+    pub fn pool_bytes_in_use(&self) -> usize {
+        #[cfg(supraseal_gpu)]
+        {
+            self.inner.exec().gpu.pools_in_use()
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+
     /// Free device memory in bytes.
     pub fn free_bytes(&self) -> Result<usize> {
         #[cfg(supraseal_gpu)]

@@ -16,11 +16,15 @@
 #[cfg(supraseal_gpu)]
 pub mod backend;
 #[cfg(supraseal_gpu)]
+pub mod batch_add;
+#[cfg(supraseal_gpu)]
 pub mod device;
 #[cfg(supraseal_gpu)]
 pub mod exec;
 #[cfg(supraseal_gpu)]
 pub mod faults;
+#[cfg(supraseal_gpu)]
+pub mod group;
 mod harness;
 #[cfg(supraseal_gpu)]
 pub mod kernels;

@@ -13,7 +13,7 @@ use super::kernels::Kernel;
 use super::{limbs, Limbs, MsmProfile, MsmTuning};
 use crate::error::Result;
 
-/// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/common.cuh).
+/// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/batch_add.cu).
 const REDUCE_THREADS: u32 = 128;
 /// Partials one merge-level thread sums (depth per level; the entries shrink
 /// by MERGE_K/2 per level), and the count left for the fix-up.
@@ -25,76 +25,9 @@ const MERGE_FINAL_ENTRIES: usize = 64;
 const MERGE_ABOVE_PARTIALS: u32 = 64;
 /// Buckets per segment of the Σ d·B_d step.
 const SEGMENT: u32 = 32;
-/// Points per batch-addition thread.
-const BATCH_CHUNK: usize = 256;
 
-/// A group the kernels are instantiated for: its host types, the sizes of
-/// its device points in u64 words and its kernel names.
-pub trait DeviceGroup {
-    /// Affine bases as blst stores them (infinity all zero).
-    type Affine: Limbs + Sync;
-    /// Host projective points (blst Jacobian).
-    type Projective: Group + Copy;
-    /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
-    const XYZZ_WORDS: usize;
-    const JAC_WORDS: usize;
-    const BATCH_ADD: Kernel;
-    const REDUCE: Kernel;
-    const ACCUMULATE: Kernel;
-    const MERGE: Kernel;
-    const FIXUP: Kernel;
-    const SEGMENTS: Kernel;
-    const ADD_TABLES: Kernel;
-    /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
-    fn from_jacobian(words: &[u64]) -> Self::Projective;
-}
+pub use super::group::{DeviceGroup, G1, G2};
 
-pub use crate::curve::{G1, G2};
-
-impl DeviceGroup for G1 {
-    type Affine = G1Affine;
-    type Projective = G1Projective;
-    const XYZZ_WORDS: usize = 24;
-    const JAC_WORDS: usize = 18;
-    const BATCH_ADD: Kernel = Kernel::G1BatchAdd;
-    const REDUCE: Kernel = Kernel::G1ReduceGroups;
-    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG1;
-    const MERGE: Kernel = Kernel::MsmMergePartialsG1;
-    const FIXUP: Kernel = Kernel::MsmFixupG1;
-    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG1;
-    const ADD_TABLES: Kernel = Kernel::G1AddTables;
-    fn from_jacobian(w: &[u64]) -> G1Projective {
-        let mut p = blst::blst_p1::default();
-        p.x.l.copy_from_slice(&w[0..6]);
-        p.y.l.copy_from_slice(&w[6..12]);
-        p.z.l.copy_from_slice(&w[12..18]);
-        // SAFETY: G1Projective is repr(transparent) over blst_p1 (Jacobian, Montgomery).
-        unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(p) }
-    }
-}
-
-impl DeviceGroup for G2 {
-    type Affine = G2Affine;
-    type Projective = G2Projective;
-    const XYZZ_WORDS: usize = 48;
-    const JAC_WORDS: usize = 36;
-    const BATCH_ADD: Kernel = Kernel::G2BatchAdd;
-    const REDUCE: Kernel = Kernel::G2ReduceGroups;
-    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG2;
-    const MERGE: Kernel = Kernel::MsmMergePartialsG2;
-    const FIXUP: Kernel = Kernel::MsmFixupG2;
-    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG2;
-    const ADD_TABLES: Kernel = Kernel::G2AddTables;
-    fn from_jacobian(w: &[u64]) -> G2Projective {
-        let mut p = blst::blst_p2::default();
-        for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {
-            fp2.fp[0].l.copy_from_slice(&w[12 * k..12 * k + 6]);
-            fp2.fp[1].l.copy_from_slice(&w[12 * k + 6..12 * k + 12]);
-        }
-        // SAFETY: G2Projective is repr(transparent) over blst_p2 (Jacobian, Montgomery).
-        unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(p) }
-    }
-}
 
 /// Per-thread partial sums of one accumulation or merge level: the first
 /// run's sum and bucket (heads) and the last run's, if different (tails);
@@ -262,7 +195,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         .arg(&mut levels[0].tails)
         .arg(&mut levels[0].tail_keys);
     // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::ACCUMULATE))?;
+    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::ACCUMULATE.name()))?;
     mark(|p| &mut p.accumulate_ms)?;
 
     // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
@@ -291,7 +224,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
         // slots) entries, writes out_threads ≤ output slots (sized for the
         // first merge level, the largest).
-        unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE))?;
+        unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE.name()))?;
         (from, entries) = (to, 2 * out_threads);
     }
     let (first, last) = (&levels[0], &levels[from]);
@@ -301,7 +234,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(big);
     // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
     // level 0's partials of its positions or the last level's `entries`.
-    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP))?;
+    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP.name()))?;
     mark(|p| &mut p.fixup_ms)
 }
 
@@ -312,7 +245,7 @@ pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_gr
     b.arg(points).arg(&per_group).arg(&mut out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out.
-    unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE))?;
+    unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE.name()))?;
     Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
 }
 
@@ -335,7 +268,7 @@ pub fn chunk_points<G: DeviceGroup>(chunk_bytes: usize) -> usize {
 /// so chunk i+1 goes up while chunk i computes (cudarc's events order each
 /// buffer's upload after the kernels that last read it, and those kernels
 /// after its upload).
-fn chunked<G: DeviceGroup>(
+pub(super) fn chunked<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
@@ -391,30 +324,6 @@ fn chunked<G: DeviceGroup>(
     run
 }
 
-/// Σ bases[i] over set bits of `bitmap` (u64 words, bit i of word i/64;
-/// at least bases.len() bits), a chunk of bases at a time.
-pub fn batch_add<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
-    let n = bases.len();
-    if n == 0 {
-        return Ok(G::Projective::identity());
-    }
-    let d_bits = gpu.upload(&bitmap[..n.div_ceil(64)], "upload bitmap")?;
-    // One partial per launched thread; threads past the end sum nothing.
-    let max_threads = n.min(chunk_points::<G>(gpu.settings.gpu_chunk)).div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * max_threads, "alloc batch-add partials")?;
-    chunked::<G>(gpu, bases, "upload batch-add bases", |d_bases, first, len| {
-        let threads = len.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-        let bits = d_bits.slice(first / 64..(first + len).div_ceil(64));
-        let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
-        b.arg(d_bases).arg(&bits).arg(&len).arg(&BATCH_CHUNK).arg(&mut partials);
-        // SAFETY: (const affine_t*, const uint64_t*, size_t, size_t, xyzz_t*); the grid
-        // has exactly `threads` ≤ max_threads threads and partials one slot each; the
-        // bitmap view starts at the chunk's first point (a multiple of 64) and covers it.
-        unsafe { b.launch(grid(threads)) }.map_err(cuda_err(G::BATCH_ADD))?;
-        Ok(reduce::<G>(gpu, &partials, threads, 1)?[0])
-    })
-}
-
 /// Σ scalars[i]·bases[i] (equal lengths, scalars in Montgomery form).
 pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
     assert_eq!(bases.len(), scalars.len(), "msm: bases vs scalars");
@@ -459,7 +368,7 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
 
 /// Device bytes of the chunk buffers for `n` bases: one chunk, or two when
 /// there are several (uploads overlap the computation).
-fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+pub(super) fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
     8 * G::Affine::WORDS * if n > chunk { 2 * chunk } else { n }
 }
@@ -469,14 +378,6 @@ fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
 pub fn msm_chunked_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
     let m = n.min(chunk_points::<G>(chunk_bytes));
     chunk_buffers_bytes::<G>(n, chunk_bytes) + msm_resident_bytes::<G>(m, MsmTuning::for_points(m))
-}
-
-/// Device bytes [`batch_add`] holds at once for `n` bases: the bitmap, the
-/// chunk buffers, the partial sums and the reduced point.
-pub fn batch_add_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    let m = n.min(chunk_points::<G>(chunk_bytes));
-    let threads = m.div_ceil(BATCH_CHUNK).div_ceil(256) * 256;
-    8 * n.div_ceil(64) + chunk_buffers_bytes::<G>(n, chunk_bytes) + 8 * G::XYZZ_WORDS * threads + 8 * G::JAC_WORDS
 }
 
 /// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
@@ -552,7 +453,7 @@ pub fn msm_resident<G: DeviceGroup>(
     l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&windows).arg(&mut seg_out);
     // SAFETY: kernel signature in cuda/msm.cu; reads windows rows of nb buckets,
     // writes windows·segments points, seg_out's size.
-    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS))?;
+    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS.name()))?;
     mark(|p| &mut p.segments_ms)?;
     let window_sums = reduce::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
     mark(|p| &mut p.reduce_ms)?;

@@ -68,7 +68,8 @@ impl KeyShape {
 /// needs no more than it (`gpu_proofs` checks the measured high-water mark
 /// against it).
 pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
-    use super::msm::{batch_add_bytes, msm_chunked_bytes, G1, G2};
+    use super::batch_add::batch_add_bytes;
+    use super::msm::{msm_chunked_bytes, G1, G2};
     let chunk = settings.gpu_chunk;
     let quotient = super::ntt::quotient_bytes(n);
     let h = 32 * n + msm_chunked_bytes::<G1>(key.h, chunk);

@@ -114,7 +114,7 @@ pub fn bucket_sums<G: DeviceGroup>(
         let mut l = gpu.stream.launch_builder(gpu.kernel(G::ADD_TABLES));
         l.arg(&mut sums).arg(&part).arg(&table);
         // SAFETY: (xyzz_t*, const xyzz_t*, size_t); both tables hold `table` points.
-        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::ADD_TABLES))?;
+        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::ADD_TABLES.name()))?;
     }
     msm::reduce::<G>(gpu, &sums, 1, table)
 }

@@ -1,0 +1,78 @@
+//! The groups the GPU kernels are instantiated for ([`DeviceGroup`] on the
+//! shared [`crate::curve`] markers): host types, device point sizes, the
+//! kernels of each group, and how a Jacobian result comes back to blst.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use group::Group;
+
+use super::kernels::Kernel;
+use super::Limbs;
+pub use crate::curve::{G1, G2};
+
+/// A group the kernels are instantiated for: its host types, the sizes of
+/// its device points in u64 words and its kernel names.
+pub trait DeviceGroup {
+    /// Affine bases as blst stores them (infinity all zero).
+    type Affine: Limbs + Sync;
+    /// Host projective points (blst Jacobian).
+    type Projective: Group + Copy;
+    /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
+    const XYZZ_WORDS: usize;
+    const JAC_WORDS: usize;
+    const BATCH_ADD: Kernel;
+    const REDUCE: Kernel;
+    const ACCUMULATE: Kernel;
+    const MERGE: Kernel;
+    const FIXUP: Kernel;
+    const SEGMENTS: Kernel;
+    const ADD_TABLES: Kernel;
+    /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
+    fn from_jacobian(words: &[u64]) -> Self::Projective;
+}
+
+pub use crate::curve::{G1, G2};
+
+impl DeviceGroup for G1 {
+    type Affine = G1Affine;
+    type Projective = G1Projective;
+    const XYZZ_WORDS: usize = 24;
+    const JAC_WORDS: usize = 18;
+    const BATCH_ADD: Kernel = Kernel::G1BatchAdd;
+    const REDUCE: Kernel = Kernel::G1ReduceGroups;
+    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG1;
+    const MERGE: Kernel = Kernel::MsmMergePartialsG1;
+    const FIXUP: Kernel = Kernel::MsmFixupG1;
+    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG1;
+    const ADD_TABLES: Kernel = Kernel::G1AddTables;
+    fn from_jacobian(w: &[u64]) -> G1Projective {
+        let mut p = blst::blst_p1::default();
+        p.x.l.copy_from_slice(&w[0..6]);
+        p.y.l.copy_from_slice(&w[6..12]);
+        p.z.l.copy_from_slice(&w[12..18]);
+        // SAFETY: G1Projective is repr(transparent) over blst_p1 (Jacobian, Montgomery).
+        unsafe { std::mem::transmute::<blst::blst_p1, G1Projective>(p) }
+    }
+}
+
+impl DeviceGroup for G2 {
+    type Affine = G2Affine;
+    type Projective = G2Projective;
+    const XYZZ_WORDS: usize = 48;
+    const JAC_WORDS: usize = 36;
+    const BATCH_ADD: Kernel = Kernel::G2BatchAdd;
+    const REDUCE: Kernel = Kernel::G2ReduceGroups;
+    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG2;
+    const MERGE: Kernel = Kernel::MsmMergePartialsG2;
+    const FIXUP: Kernel = Kernel::MsmFixupG2;
+    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG2;
+    const ADD_TABLES: Kernel = Kernel::G2AddTables;
+    fn from_jacobian(w: &[u64]) -> G2Projective {
+        let mut p = blst::blst_p2::default();
+        for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {
+            fp2.fp[0].l.copy_from_slice(&w[12 * k..12 * k + 6]);
+            fp2.fp[1].l.copy_from_slice(&w[12 * k + 6..12 * k + 12]);
+        }
+        // SAFETY: G2Projective is repr(transparent) over blst_p2 (Jacobian, Montgomery).
+        unsafe { std::mem::transmute::<blst::blst_p2, G2Projective>(p) }
+    }
+}
