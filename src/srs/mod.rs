@@ -25,9 +25,16 @@ use blstrs::{G1Affine, G2Affine};
 use crate::error::{Error, Result};
 use crate::log::round2;
 
+mod bisect;
 pub mod buckets;
+mod combine;
+mod decode;
+mod layout;
+mod offload;
 mod read;
+mod source;
 pub mod subgroup;
+mod torsion;
 
 pub use read::{LoadOptions, LoadReport};
 use subgroup::Subgroup;
@@ -220,7 +227,7 @@ impl Srs {
             };
             return Err(Error::invalid(format!("{}: {what}", path.display())));
         }
-        let src = read::File { file: &file, path, len: meta.len() };
+        let src = source::File { file: &file, path, len: meta.len() };
         let check_on = match opts.check_on {
             Some(on) => on,
             None => crate::config::load_check()?,
@@ -267,7 +274,7 @@ impl Srs {
         if bytes.is_empty() {
             return Err(Error::invalid(format!("{}: params file is empty", path.display())));
         }
-        read::load(&read::Memory(bytes), path, crate::config::CheckOn::Cpu, None).map(|(srs, _)| srs)
+        read::load(&source::Memory(bytes), path, crate::config::CheckOn::Cpu, None).map(|(srs, _)| srs)
     }
 }
 

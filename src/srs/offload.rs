@@ -1,0 +1,135 @@
+//! The params check's device offload: which device checks, the worker loop
+//! that has it compute the bucket sums of the vectors sent to it, and the
+//! host's verdict on what comes back.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+
+use super::layout::{check, Section};
+use super::subgroup::{self, Key};
+use super::{G1_BYTES, G2_BYTES};
+use crate::config::CheckOn;
+use crate::cpu::msm;
+use crate::error::{code, Error, Result};
+use crate::gpu::BucketSums;
+
+/// Vectors at least this long go to the device when one checks (shorter
+/// ones cost more to ship than to check here).
+pub(super) const DEVICE_MIN: usize = 1 << 16;
+/// Ternary digits per group on the device: 3⁸ buckets, 11 groups.
+const DEVICE_DIGITS: u32 = 8;
+
+/// A decoded vector on its way through the device check, and back.
+pub(super) enum Vector {
+    G1(Vec<G1Affine>),
+    G2(Vec<G2Affine>),
+}
+
+/// The device's bucket sums of one vector.
+pub(super) enum Sums {
+    G1(Vec<G1Projective>),
+    G2(Vec<G2Projective>),
+}
+
+/// What the device did with one vector: (section number, the vector, its
+/// bucket sums or the error, seconds).
+pub(super) type DeviceResult = (u64, Vector, Result<Sums>, f64);
+
+/// The device to check on, if any, for `on`. Errors: with `Gpu`, `ENODEV`
+/// when no GPU is usable and the device's error when it cannot be opened.
+pub(super) fn checker(on: CheckOn, path: &Path) -> Result<Option<Box<dyn BucketSums>>> {
+    match on {
+        CheckOn::Cpu => Ok(None),
+        CheckOn::Gpu => crate::gpu::subgroup_device()?.map(Some).ok_or_else(|| {
+            Error::no_device(format!(
+                "{}: the subgroup check was asked to run on the GPU (SUPRASEAL_C2_LOAD_CHECK=gpu or --check-on gpu) but no GPU is usable{}",
+                path.display(),
+                if crate::gpu::BUILT_WITH_KERNELS { "" } else { " (this build has no GPU kernels)" }
+            ))
+        }),
+        CheckOn::Auto => crate::gpu::subgroup_device().or_else(|e| {
+            tracing::warn!(target: "supraseal_c2::srs", error = %e.message, "GPU not usable for the params check: checking on the CPU");
+            Ok(None)
+        }),
+    }
+}
+
+/// The device worker's loop: the bucket sums of every vector received on
+/// `rx` (digits from the key `words`) until the sender is dropped, each
+/// returned with its vector and the device's time.
+pub(super) fn bucket_sums(dev: &dyn BucketSums, rx: Receiver<(u64, Vector)>, words: [u32; 8]) -> Vec<DeviceResult> {
+    let groups = subgroup::groups_for(DEVICE_DIGITS);
+    let buckets = 3u32.pow(DEVICE_DIGITS);
+    rx.into_iter()
+        .map(|(section, v)| {
+            let t = Instant::now();
+            let first = subgroup::stream_of(section, 0);
+            // A panic in the device code is an error for this
+            // vector, which then comes back and is checked here.
+            let sums = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &v {
+                Vector::G1(p) => dev.g1(p, &words, first, groups, buckets).map(Sums::G1),
+                Vector::G2(p) => dev.g2(p, &words, first, groups, buckets).map(Sums::G2),
+            }))
+            .unwrap_or_else(|_| Err(Error::new(code::EIO, "the device subgroup check panicked".to_string())));
+            (section, v, sums, t.elapsed().as_secs_f64())
+        })
+        .collect()
+}
+
+/// Puts the vectors back from the device, in `g1` (by section number) and
+/// `g2`, after forming and checking the rounds from their bucket sums; a
+/// vector the device did not pass, or could not check, is checked again
+/// here (the error then names its bad point). Returns how many vectors fell
+/// back to the CPU because the device could not check them, and which
+/// sections (0–3: the G1 sections, 4: b_g2) are settled.
+pub(super) fn settle(
+    path: &Path,
+    on_device: Vec<DeviceResult>,
+    g1_sections: &[Section; 4],
+    b_g2: &Section,
+    key: &Key,
+    g1: &mut [Option<Vec<G1Affine>>],
+    g2: &mut Option<Vec<G2Affine>>,
+) -> Result<(usize, [bool; 5])> {
+    let mut cpu_fallbacks = 0;
+    // Sections the device checked (and passed, or failed and were checked again here).
+    let mut checked = [false; 5];
+    for (section, v, sums, _) in on_device {
+        let (ran, passed) = match sums {
+            Ok(Sums::G1(s)) => (true, subgroup::all_in_group::<msm::G1>(&subgroup::combinations_from_sums::<msm::G1>(&s, DEVICE_DIGITS))),
+            Ok(Sums::G2(s)) => (true, subgroup::all_in_group::<msm::G2>(&subgroup::combinations_from_sums::<msm::G2>(&s, DEVICE_DIGITS))),
+            Err(e) => {
+                tracing::warn!(target: "supraseal_c2::srs", section, error = %e.message, "device subgroup check failed to run: checking this vector on the CPU");
+                cpu_fallbacks += 1;
+                (false, false)
+            }
+        };
+        // A vector the device did not pass is checked here, which names its
+        // bad point; the host's verdict is the one that counts.
+        let recheck = |ok: Result<()>| {
+            if ok.is_ok() && ran {
+                tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
+            }
+            ok
+        };
+        match v {
+            Vector::G1(p) => {
+                if !passed {
+                    recheck(check::<msm::G1>(path, &g1_sections[section as usize], &p, G1_BYTES, key, section))?;
+                }
+                g1[section as usize] = Some(p);
+            }
+            Vector::G2(p) => {
+                if !passed {
+                    recheck(check::<msm::G2>(path, b_g2, &p, G2_BYTES, key, section))?;
+                }
+                *g2 = Some(p);
+            }
+        }
+        checked[section as usize] = true;
+    }
+    Ok((cpu_fallbacks, checked))
+}
