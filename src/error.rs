@@ -4,7 +4,11 @@
 //! Codes follow docs/ARCHITECTURE.md §2: `EINVAL` for bad arguments and malformed files,
 //! `ENOENT`/`EIO` for params-file access, `ENOMEM` for host memory, `ENODEV`
 //! when a GPU was demanded and none is usable. CUDA failures (GPU backend) carry
-//! the CUDA error number.
+//! the CUDA error number. The two numberings overlap (`ENOENT` and
+//! `CUDA_ERROR_OUT_OF_MEMORY` are both 2, `EINTR` and
+//! `CUDA_ERROR_NOT_INITIALIZED` both 3, …), so C callers read the code
+//! together with the message; Rust callers ask [`Error::kind`], which knows
+//! which numbering a code is in.
 
 use std::fmt;
 
@@ -16,6 +20,7 @@ pub mod code {
     pub const ENOMEM: i32 = libc::ENOMEM;
     pub const EINVAL: i32 = libc::EINVAL;
     pub const ENODEV: i32 = libc::ENODEV;
+    pub const EBUSY: i32 = libc::EBUSY;
     /// Returned when a Rust panic was caught at the ABI boundary; it is a bug.
     pub const EFAULT: i32 = libc::EFAULT;
 }
@@ -28,13 +33,67 @@ pub struct Error {
     pub code: i32,
     /// Human-readable description naming the argument and expected vs actual value.
     pub message: String,
+    /// Whether `code` is a CUDA error number (else an errno value).
+    cuda: bool,
+}
+
+/// What kind of failure an [`Error`] is, whichever numbering its code is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `EINVAL`: a bad argument, a size mismatch, a malformed file or switch.
+    InvalidInput,
+    /// `ENOENT`: the params file does not exist.
+    NotFound,
+    /// `EIO` or another errno from reading the params file.
+    Io,
+    /// `ENOMEM`: host memory could not be reserved.
+    OutOfHostMemory,
+    /// `ENODEV`: a GPU was demanded and none is usable.
+    NoDevice,
+    /// `EBUSY`: the device was left to proving calls (the params check).
+    Busy,
+    /// `EFAULT`: a panic caught at the ABI boundary (a bug in this library).
+    Internal,
+    /// `CUDA_ERROR_OUT_OF_MEMORY`: the device (or the pretended card of
+    /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, or an injected fault) had no room.
+    DeviceOutOfMemory,
+    /// Any other CUDA error (the code is its number).
+    Device,
 }
 
 impl Error {
     /// Builds an error with an explicit code.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
         debug_assert!(code != 0);
-        Self { code, message: message.into() }
+        Self { code, message: message.into(), cuda: false }
+    }
+
+    /// An error carrying the CUDA error number `code` (a driver result, or
+    /// `CUDA_ERROR_OUT_OF_MEMORY` from admission).
+    pub fn cuda(code: i32, message: impl Into<String>) -> Self {
+        Self { cuda: true, ..Self::new(code, message) }
+    }
+
+    /// The same error with another message (the code and its numbering kept).
+    pub fn with_message(self, message: impl Into<String>) -> Self {
+        Self { message: message.into(), ..self }
+    }
+
+    /// Which kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+        match (self.cuda, self.code) {
+            (true, CUDA_ERROR_OUT_OF_MEMORY) => ErrorKind::DeviceOutOfMemory,
+            (true, _) => ErrorKind::Device,
+            (false, code::EINVAL) => ErrorKind::InvalidInput,
+            (false, code::ENOENT) => ErrorKind::NotFound,
+            (false, code::ENOMEM) => ErrorKind::OutOfHostMemory,
+            (false, code::ENODEV) => ErrorKind::NoDevice,
+            (false, code::EBUSY) => ErrorKind::Busy,
+            (false, code::EFAULT) => ErrorKind::Internal,
+            (false, _) => ErrorKind::Io,
+        }
     }
 
     /// `EINVAL`: a bad argument, a size mismatch or a malformed file.
@@ -79,3 +138,23 @@ pub fn try_vec<T>(n: usize, what: impl fmt::Display) -> Result<Vec<T>> {
 
 /// Shorthand for results carrying [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_tells_the_two_numberings_apart() {
+        let missing = Error::io(std::path::Path::new("/x"), "open", &std::io::Error::from(std::io::ErrorKind::NotFound));
+        let oom = Error::cuda(2, "CUDA error in alloc");
+        assert_eq!((missing.code, oom.code), (2, 2), "the collision the kind resolves");
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        assert_eq!(oom.kind(), ErrorKind::DeviceOutOfMemory);
+        assert_eq!(Error::cuda(700, "illegal address").kind(), ErrorKind::Device);
+        assert_eq!(Error::invalid("x").kind(), ErrorKind::InvalidInput);
+        assert_eq!(Error::no_device("x").kind(), ErrorKind::NoDevice);
+        assert_eq!(Error::no_memory("x").kind(), ErrorKind::OutOfHostMemory);
+        assert_eq!(Error::new(code::EIO, "x").kind(), ErrorKind::Io);
+        assert_eq!(oom.with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
+    }
+}

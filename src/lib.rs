@@ -52,4 +52,4 @@ pub use api::{
     generate_groth16_proof_on_gpu, generate_groth16_proofs, generate_groth16_proofs_on_gpu, start_groth16_proof,
     start_groth16_proof_on_gpu, start_groth16_proofs, Assignment, SRS,
 };
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};

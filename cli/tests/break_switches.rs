@@ -193,3 +193,27 @@ fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
     }
     switches(&[], &backend);
 }
+
+/// The switches are read at the start of every call (`Settings::from_env`):
+/// a value changed between two calls applies to the second one.
+#[test]
+fn a_switch_changed_between_calls_applies_to_the_next_call() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let backend = std::env::var("SUPRASEAL_C2_BACKEND").ok();
+    let keys = common::keys(Kind::Mimc, 8);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, 2);
+    let ws = [batch[0].0.clone()];
+    pipeline::record_reports(true);
+    for (value, mode) in [("single", locks::LockMode::Single), ("two", locks::LockMode::Two), ("single", locks::LockMode::Single)] {
+        switches(&[("SUPRASEAL_C2_LOCKS", value)], &backend);
+        let p = ffi::prove(&srs, &ws, &rs[..1], &rs[1..], std::ptr::null_mut(), 0).unwrap();
+        assert!(ffi::verify(&keys.vk, &p[0], &batch[0].1));
+        let reports = pipeline::take_reports();
+        assert_eq!(reports.iter().map(|r| r.lock_mode).collect::<Vec<_>>(), vec![mode], "SUPRASEAL_C2_LOCKS={value}");
+    }
+    pipeline::record_reports(false);
+    switches(&[], &backend);
+}

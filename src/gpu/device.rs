@@ -24,7 +24,7 @@ static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
 /// Converts a driver error into our error: the CUDA error number as code and
 /// the call that failed in the message.
 pub fn cuda_err(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
-    move |e: DriverError| Error::new(e.0 as i32, format!("CUDA error in {call}: {e:?}"))
+    move |e: DriverError| Error::cuda(e.0 as i32, format!("CUDA error in {call}: {e:?}"))
 }
 
 /// A loaded device.
@@ -213,7 +213,7 @@ impl Gpu {
         let mut slice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, len))).map_err(|_| {
             // SAFETY: `ptr` came from the allocation above and nothing else refers to it.
             let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
-            Error::new(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
+            Error::cuda(super::faults::CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
         })?;
         // The pool may hand out memory whose free is still pending on another
         // stream and orders only `stream` after it; recording the buffer's

@@ -29,7 +29,7 @@ pub fn reset_fault_counters() {
 pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
     let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
     if settings.fault == Some((count, phase)) {
-        return Err(Error::new(
+        return Err(Error::cuda(
             CUDA_ERROR_OUT_OF_MEMORY,
             format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
         ));
@@ -39,7 +39,7 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
         let (free, total) = gpu.available()?;
         let used = total.saturating_sub(free);
         if used + bytes > limit {
-            return Err(Error::new(
+            return Err(Error::cuda(
                 CUDA_ERROR_OUT_OF_MEMORY,
                 format!(
                     "CUDA error in {what}: {bytes} B requested, {used} B in use, SUPRASEAL_C2_VRAM_LIMIT_MB card of {limit} B would be full"

@@ -61,7 +61,10 @@ pub fn select(device: usize, settings: Settings) -> Result<Selected> {
     match choice.trim().to_ascii_lowercase().as_str() {
         "cpu" => Ok(Selected::Cpu(CpuBackend)),
         "gpu" => gpu(device, settings)
-            .map_err(|e| Error::new(e.code, format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message))),
+            .map_err(|e| {
+                let message = format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message);
+                e.with_message(message)
+            }),
         "" | "auto" => {
             let gpus = crate::gpu::device_count();
             if gpus > 0 && device >= gpus {
