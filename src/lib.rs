@@ -1,24 +1,25 @@
 //! A drop-in replacement for supraseal's C2 prover: Groth16 proofs over
 //! BLS12-381 for Filecoin PoRep commit phase 2, behind supraseal-c2's C ABI.
 //!
+//! # What is public
+//! The C ABI ([`abi::exports`], [`abi::types`]), the Rust API of the
+//! published supraseal-c2 0.1.2 crate ([`generate_groth16_proofs`], [`SRS`],
+//! [`Assignment`], the split form), and the few types a host program needs
+//! around them, all at the crate root: the loaded key ([`Srs`],
+//! [`open_params`], [`LoadOptions`], [`LoadReport`]), the run-time switches
+//! ([`Settings`]), lock handles ([`LockHandle`]), per-call reports
+//! ([`CallReport`], [`record_reports`]) and errors ([`Error`], [`ErrorKind`]).
+//! Everything else is internal; the `tools` feature (on for this
+//! workspace's CLI, tests, benchmarks and fuzzers, off in the shipped
+//! library) makes the internal modules public and compiles the GPU test
+//! harness and allocation fault injection.
+//!
 //! # The life of a proof
-//! 1. A caller (C, Go via cgo, or Rust through [`generate_groth16_proofs`])
-//!    calls `generate_groth16_proofs_c` ([`abi::exports`]) with one
-//!    `Assignment` per circuit and a params handle from `create_SRS`
-//!    ([`srs`]: parsed, every point checked, cached).
-//! 2. Phase 0, no lock: every pointer and size is validated into a borrowed
-//!    [`assignment::Batch`]; r and s are copied.
-//! 3. [`pipeline::prove`] runs docs/ARCHITECTURE.md §5's phases on a [`backend::Backend`]
-//!    ([`cpu`] or [`gpu`]) with the lock handle ([`locks`]): phase 0 pins
-//!    a/b/c and starts a CPU thread for the split-MSM plans
-//!    ([`groth16::split`]) and the parts of B′ in G2 the backend keeps on the
-//!    CPU (the G2 MSMs by default); phase 1 pre-stages a/b/c on the device
-//!    under the memory lock (or decides the fallback); phase 2 runs the NTTs,
-//!    H-MSM, batch additions (G1, and G2 on the GPU) and tails under the
-//!    compute lock;
-//!    phase 3 unpins and joins. Switches: [`config`].
-//! 4. [`groth16::epilogue`] blinds with r and s and writes the proofs
-//!    ([`pipeline::Pending::finish`]); the split form runs this in `finalize`.
+//! docs/ARCHITECTURE.md §7 follows one GPU proof file by file: the export
+//! ([`abi::exports`]) turns pointers into safe values ([`abi`]'s intake),
+//! the pipeline picks the backend and runs the phases of §5 (`pipeline`:
+//! pin, pre-stage under the memory lock, kernels under the compute lock,
+//! unpin), and the epilogue blinds with r and s.
 //!
 //! Layout assumptions (docs/ARCHITECTURE.md §2): a 64-bit little-endian target, where
 //! `usize` is 8 bytes and blst's field types are little-endian u64 limbs.
@@ -26,25 +27,39 @@
 #![deny(clippy::all, clippy::perf, clippy::correctness)]
 #![allow(clippy::missing_safety_doc)] // every unsafe fn documents its contract in prose
 
+#![cfg_attr(not(feature = "tools"), allow(dead_code, unused_imports))] // internals used only by the tools
+
 #[cfg(not(all(target_endian = "little", target_pointer_width = "64")))]
 compile_error!("supraseal-c2 supports only 64-bit little-endian targets (the C ABI layout assumes it)");
 
+/// Internal modules: crate-private in the shipped library, public with the
+/// `tools` feature (the CLI, tests and benchmarks reach into them).
+macro_rules! internal {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])* #[cfg(feature = "tools")] #[doc(hidden)] pub mod $name;
+        $(#[$attr])* #[cfg(not(feature = "tools"))] pub(crate) mod $name;
+    )*};
+}
+
 pub mod abi;
-pub mod api;
-pub mod assignment;
-pub mod backend;
-pub mod config;
-pub mod cpu;
-pub mod curve;
-pub mod error;
+mod api;
+mod error;
+internal! {
+    assignment;
+    backend;
+    config;
+    cpu;
+    curve;
+    gpu;
+    groth16;
+    locks;
+    log;
+    pipeline;
+    srs;
+}
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing; // fuzz harnesses (fuzz/, tests/fuzz_corpus.rs); not a supported API
-pub mod gpu;
-pub mod groth16;
-pub mod locks;
-pub mod log;
-pub mod pipeline;
-pub mod srs;
 
 pub use abi::types::{fr_t, groth16_proof, CAssignment, RustError};
 pub use api::{
@@ -52,4 +67,10 @@ pub use api::{
     generate_groth16_proof_on_gpu, generate_groth16_proofs, generate_groth16_proofs_on_gpu, start_groth16_proof,
     start_groth16_proof_on_gpu, start_groth16_proofs, Assignment, SRS,
 };
+pub use config::{load_check, load_threads, CheckOn, Settings};
 pub use error::{Error, ErrorKind, Result};
+pub use gpu::{device_count as gpu_device_count, BUILT_WITH_KERNELS};
+pub use locks::{LockHandle, LockMode, Span};
+pub use pipeline::{record_reports, take_reports, CallReport};
+pub use srs::subgroup::ROUNDS as SUBGROUP_ROUNDS;
+pub use srs::{open as open_params, LoadOptions, LoadReport, Srs};

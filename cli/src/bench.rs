@@ -20,7 +20,7 @@ use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use supraseal_c2::pipeline::{self, CallReport};
+use supraseal_c2::CallReport;
 
 use crate::circuits::Kind;
 use crate::collector::Witness;
@@ -325,7 +325,7 @@ fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Seen) -> Result<Run
     let failures = Mutex::new(Vec::new());
     let unverified = Mutex::new(0usize);
     let calls = Mutex::new(Vec::new());
-    pipeline::record_reports(true);
+    supraseal_c2::record_reports(true);
     let wall = std::thread::scope(|scope| {
         for w in 0..workers {
             let (handle, barrier, failures, unverified, calls) = (&handle, &barrier, &failures, &unverified, &calls);
@@ -356,8 +356,8 @@ fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Seen) -> Result<Run
         Instant::now()
     })
     .elapsed();
-    let reports = pipeline::take_reports();
-    pipeline::record_reports(false);
+    let reports = supraseal_c2::take_reports();
+    supraseal_c2::record_reports(false);
     unsafe { ffi::destroy_gpu_mutex(handle.0) };
     Ok(Run {
         wall,
@@ -374,15 +374,15 @@ fn run_batch(job: &Job, args: &BenchArgs, n: usize, proofs: &Seen) -> Result<Run
     let refs: Vec<&(Witness, Vec<Scalar>)> = (0..n).map(|i| &job.witnesses[i][0]).collect();
     let (r, s): (Vec<Scalar>, Vec<Scalar>) = (0..n).map(|i| blinders(args.seed, 1000 + i, 0)).unzip();
     let failures = Mutex::new(Vec::new());
-    pipeline::record_reports(true);
+    supraseal_c2::record_reports(true);
     let start = Instant::now();
     let result = match &job.key {
         Key::Ours(p) => ffi::prove_refs(p, &refs.iter().map(|x| &x.0).collect::<Vec<_>>(), &r, &s, std::ptr::null_mut(), 0).map_err(|e| e.to_string()),
         Key::Upstream(u) => u.prove(&refs.iter().map(|x| &x.0).collect::<Vec<_>>(), &r, &s),
     };
     let end = Instant::now();
-    let reports = pipeline::take_reports();
-    pipeline::record_reports(false);
+    let reports = supraseal_c2::take_reports();
+    supraseal_c2::record_reports(false);
     let mut unverified = 0;
     match result {
         Ok(out) => {
@@ -407,7 +407,7 @@ fn proof_bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
 
 /// Whether the memory-lock hold `m` of call `c` overlapped the compute-lock
 /// hold of another call in `all`.
-fn overlaps_compute(all: &[CallReport], c: &CallReport, m: supraseal_c2::locks::Span) -> bool {
+fn overlaps_compute(all: &[CallReport], c: &CallReport, m: supraseal_c2::Span) -> bool {
     all.iter()
         .filter(|o| !std::ptr::eq(*o, c))
         .filter_map(|o| o.compute)

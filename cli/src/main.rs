@@ -73,7 +73,7 @@ struct CheckArgs {
     /// Where the batched subgroup check runs: auto (GPU 0 when usable), cpu
     /// or gpu [default: SUPRASEAL_C2_LOAD_CHECK, else auto].
     #[arg(long, value_name = "WHERE")]
-    check_on: Option<supraseal_c2::config::CheckOn>,
+    check_on: Option<supraseal_c2::CheckOn>,
 }
 
 /// Bytes in GiB, or MiB below 1 GiB.
@@ -86,10 +86,10 @@ fn human(bytes: u64) -> String {
 }
 
 fn check(args: CheckArgs) -> Result<bool> {
-    use supraseal_c2::srs::{LoadOptions, Srs};
+    use supraseal_c2::{LoadOptions, Srs};
     let threads = match args.threads {
         Some(n) => Some(n as usize),
-        None => supraseal_c2::config::load_threads().map_err(|e| anyhow::anyhow!(e.message))?,
+        None => supraseal_c2::load_threads().map_err(|e| anyhow::anyhow!(e.message))?,
     };
     let size = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
     let pb = ProgressBar::new(size);
@@ -108,7 +108,7 @@ fn check(args: CheckArgs) -> Result<bool> {
     let t = Instant::now();
     let check_on = match args.check_on {
         Some(on) => on,
-        None => supraseal_c2::config::load_check().map_err(|e| anyhow::anyhow!(e.message))?,
+        None => supraseal_c2::load_check().map_err(|e| anyhow::anyhow!(e.message))?,
     };
     let loaded = Srs::load_with(&args.file, &LoadOptions { threads, check_on: Some(check_on), progress: Some(&progress) });
     let wall = t.elapsed().as_secs_f64();
@@ -125,7 +125,7 @@ fn check(args: CheckArgs) -> Result<bool> {
     println!("  size         {} bytes ({}), {} points", report.bytes, human(report.bytes), report.points);
     println!("  wall         {wall:.2} s ({:.2} GB/s) on {} threads", report.bytes as f64 / 1e9 / wall, report.threads);
     println!("    decode     {:.2} s (read, canonical encoding, on the curve)", report.decode_s);
-    println!("    subgroup   {:.2} s after the decode (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::srs::subgroup::ROUNDS);
+    println!("    subgroup   {:.2} s after the decode (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::SUBGROUP_ROUNDS);
     match &report.device {
         Some(d) => println!(
             "    on {d}   {:.2} s of bucket sums, beside the decode (the last vector's after it){}",
@@ -218,10 +218,10 @@ const NO_KERNELS: &str = "this build has no GPU kernels: built without nvcc";
 
 /// Why the library cannot prove on GPU 0, or `None` when it can.
 fn no_gpu_reason() -> Option<&'static str> {
-    if !supraseal_c2::gpu::BUILT_WITH_KERNELS {
+    if !supraseal_c2::BUILT_WITH_KERNELS {
         return Some(NO_KERNELS);
     }
-    if supraseal_c2::gpu::device_count() > 0 {
+    if supraseal_c2::gpu_device_count() > 0 {
         return None;
     }
     // device_count is 0 both without libcuda and without a device; whether
@@ -247,7 +247,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
     }
     let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().trim().to_ascii_lowercase();
     let backend = match requested.as_str() {
-        "cpu" if !supraseal_c2::gpu::BUILT_WITH_KERNELS => format!("cpu ({NO_KERNELS})"),
+        "cpu" if !supraseal_c2::BUILT_WITH_KERNELS => format!("cpu ({NO_KERNELS})"),
         "cpu" => "cpu".to_string(),
         "gpu" => match no_gpu_reason() {
             // Before the params, which can take minutes to generate or load.
@@ -332,7 +332,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
     // A file of another circuit (its name does not say which) would get a bare
     // count mismatch from the prover: its L query has one point per aux
     // variable. The key is the one create_SRS just cached.
-    let key = supraseal_c2::srs::open(&params_path, true).map_err(|e| anyhow::anyhow!(e.message))?;
+    let key = supraseal_c2::open_params(&params_path, true).map_err(|e| anyhow::anyhow!(e.message))?;
     if key.l().len() != w0.aux.len() {
         bail!(
             "{}: params file is for a different circuit (expected {} aux variables, the file has {})",

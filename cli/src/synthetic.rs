@@ -25,7 +25,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use supraseal_c2::srs::Srs;
+use supraseal_c2::Srs;
 
 use crate::collector::{BitVec, Witness};
 

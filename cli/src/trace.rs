@@ -17,7 +17,7 @@ use std::time::Instant;
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::{json, Value};
 
-use supraseal_c2::pipeline::CallReport;
+use supraseal_c2::CallReport;
 
 /// One proving call as the bench saw it.
 #[derive(Clone, Debug)]

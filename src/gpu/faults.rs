@@ -1,7 +1,11 @@
-//! `SUPRASEAL_C2_FAULT_ALLOC` and `SUPRASEAL_C2_VRAM_LIMIT_MB`: every device
-//! allocation of a call is admitted here first, so that an injected fault or
-//! a smaller card fails exactly as an exhausted device would.
+//! `SUPRASEAL_C2_VRAM_LIMIT_MB` and (with the `tools` feature)
+//! `SUPRASEAL_C2_FAULT_ALLOC`: every device allocation of a call is admitted
+//! here first, so that a smaller card or an injected fault fails exactly as
+//! an exhausted device would. The shipped library has no fault injection:
+//! there the switch is parsed (a malformed value is still `EINVAL`) and
+//! ignored with a warning.
 
+#[cfg(feature = "tools")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::device::Gpu;
@@ -14,10 +18,12 @@ pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
 
 /// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
 /// for `SUPRASEAL_C2_FAULT_ALLOC`.
+#[cfg(feature = "tools")]
 static ALLOCS: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// Restarts the allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
 /// refers to (tests).
+#[cfg(feature = "tools")]
 pub fn reset_fault_counters() {
     ALLOCS.iter().for_each(|c| c.store(0, Ordering::SeqCst));
 }
@@ -27,13 +33,22 @@ pub fn reset_fault_counters() {
 /// `SUPRASEAL_C2_VRAM_LIMIT_MB` card would be full (not checked for
 /// `bytes == 0`, a reused buffer). The message names `what`.
 pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usize, what: &str) -> Result<()> {
-    let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
-    if settings.fault == Some((count, phase)) {
-        return Err(Error::cuda(
-            CUDA_ERROR_OUT_OF_MEMORY,
-            format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
-        ));
+    #[cfg(feature = "tools")]
+    {
+        let count = ALLOCS[phase as usize].fetch_add(1, Ordering::SeqCst) + 1;
+        if settings.fault == Some((count, phase)) {
+            return Err(Error::cuda(
+                CUDA_ERROR_OUT_OF_MEMORY,
+                format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
+            ));
+        }
     }
+    #[cfg(not(feature = "tools"))]
+    if settings.fault.is_some() {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| tracing::warn!("SUPRASEAL_C2_FAULT_ALLOC is set but this build has no fault injection (feature tools): ignored"));
+    }
+    let _ = phase;
     // `bytes == 0`: a reused buffer, counted for fault injection only.
     if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
         let (free, total) = gpu.available()?;

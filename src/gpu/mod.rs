@@ -25,6 +25,7 @@ pub mod exec;
 pub mod faults;
 #[cfg(supraseal_gpu)]
 pub mod group;
+#[cfg(feature = "tools")]
 mod harness;
 #[cfg(supraseal_gpu)]
 pub mod kernels;
@@ -42,6 +43,7 @@ pub mod tuning;
 
 #[cfg(supraseal_gpu)]
 pub use backend::GpuBackend;
+#[cfg(feature = "tools")]
 pub use harness::GpuBackendHandle;
 pub use load::{subgroup_device, subgroup_device_with_chunk, BucketSums};
 pub use tuning::{MsmProfile, MsmTuning};
@@ -99,6 +101,7 @@ pub fn device_count() -> usize {
 
 /// Restarts the device-allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
 /// refers to (tests); a no-op in a build without kernels.
+#[cfg(feature = "tools")]
 pub fn reset_fault_counters() {
     #[cfg(supraseal_gpu)]
     faults::reset_fault_counters();
