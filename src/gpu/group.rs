@@ -30,7 +30,6 @@ pub trait DeviceGroup {
     fn from_jacobian(words: &[u64]) -> Self::Projective;
 }
 
-pub use crate::curve::{G1, G2};
 
 impl DeviceGroup for G1 {
     type Affine = G1Affine;

@@ -3,7 +3,7 @@
 //! Jacobian points (blst's `blst_p1` / `blst_p2` layouts) and are combined on
 //! the host.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use group::Group;
 

@@ -5,7 +5,7 @@
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use ff::{Field, PrimeField};
+use ff::Field;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};

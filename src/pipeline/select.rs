@@ -15,7 +15,7 @@ use crate::srs::Srs;
 pub enum Selected {
     Cpu(CpuBackend),
     #[cfg(supraseal_gpu)]
-    Gpu(crate::gpu::GpuBackend),
+    Gpu(Box<crate::gpu::GpuBackend>),
 }
 
 impl Selected {
@@ -38,7 +38,7 @@ impl Selected {
         let (result, mut report) = match self {
             Selected::Cpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
             #[cfg(supraseal_gpu)]
-            Selected::Gpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
+            Selected::Gpu(b) => super::phases::prove(&**b, key, batch, &handle.locks, settings),
         };
         report.device = device;
         report.validate = validated;
@@ -86,7 +86,7 @@ pub fn select(device: usize, settings: Settings) -> Result<Selected> {
 fn gpu(ordinal: usize, settings: Settings) -> Result<Selected> {
     #[cfg(supraseal_gpu)]
     {
-        Ok(Selected::Gpu(crate::gpu::GpuBackend::new(ordinal, settings)?))
+        Ok(Selected::Gpu(Box::new(crate::gpu::GpuBackend::new(ordinal, settings)?)))
     }
     #[cfg(not(supraseal_gpu))]
     {
