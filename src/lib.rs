@@ -36,6 +36,7 @@ pub mod backend;
 pub mod config;
 pub mod cpu;
 pub mod error;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing; // fuzz harnesses (fuzz/, tests/fuzz_corpus.rs); not a supported API
 pub mod gpu;
