@@ -267,7 +267,7 @@ impl Srs {
     /// Parses and validates params-file contents already in memory; `path`
     /// only names the source in messages (and is the key's `path`). This is
     /// [`Srs::load`] minus the file access, so the parser can be fuzzed and
-    /// tested without writing files (`fuzz/`, [`crate::fuzzing`]).
+    /// tested without writing files (`fuzz/`, `crate::fuzzing`).
     ///
     /// Errors: `EINVAL`, as [`Srs::load`] for malformed contents.
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Srs> {
