@@ -56,6 +56,7 @@ internal! {
     log;
     pipeline;
     srs;
+    threads;
 }
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

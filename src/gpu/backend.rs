@@ -8,7 +8,8 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 use super::device::{self, cuda_err};
 use super::exec::Exec;
-use super::stage::{ScalarBuf, StagedAbc, Stager};
+use super::scalar_buf::ScalarBuf;
+use super::stage::{StagedAbc, Stager};
 use super::{batch_add, from_limbs, msm, ntt};
 use crate::backend::{Abc, Admission, Backend};
 use crate::config::Settings;
@@ -30,7 +31,7 @@ impl GpuBackend {
         let gpu = device::device(ordinal)?;
         if settings.g2_msm_auto {
             settings.g2_msm_on_device = crate::config::g2_msm_on_device_auto(
-                crate::pipeline::cpu_threads(),
+                crate::threads::cpu_threads(),
                 gpu.multiprocessors(),
                 gpu.clock_mhz(),
             );

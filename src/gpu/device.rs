@@ -27,6 +27,10 @@ pub fn cuda_err(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
     move |e: DriverError| Error::cuda(e.0 as i32, format!("CUDA error in {call}: {e:?}"))
 }
 
+/// `CUDA_ERROR_OUT_OF_MEMORY`, the code an exhausted (or limited, or
+/// fault-injected) allocation returns.
+pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+
 /// A loaded device.
 pub struct Gpu {
     pub ordinal: usize,
@@ -109,7 +113,7 @@ impl Gpu {
         funcs[Kernel::FrNttPass.index()]
             .set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                super::ntt::NTT_MAX_SHARED_BYTES as i32,
+                super::kernels::NTT_MAX_SHARED_BYTES as i32,
             )
             .map_err(cuda_err("cuFuncSetAttribute(fr_ntt_pass, max dynamic shared memory)"))?;
         let compute_pool = Pool(Self::create_pool(ordinal)?);
@@ -213,7 +217,7 @@ impl Gpu {
         let mut slice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.upgrade_device_ptr(ptr, len))).map_err(|_| {
             // SAFETY: `ptr` came from the allocation above and nothing else refers to it.
             let _ = cudarc::driver::result::free_async(ptr, stream.cu_stream());
-            Error::cuda(super::faults::CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
+            Error::cuda(CUDA_ERROR_OUT_OF_MEMORY, format!("CUDA error in {what}: creating the buffer's events failed"))
         })?;
         // The pool may hand out memory whose free is still pending on another
         // stream and orders only `stream` after it; recording the buffer's

@@ -8,13 +8,10 @@
 #[cfg(feature = "tools")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::device::Gpu;
+use super::device::{Gpu, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::config::{FaultPhase, Settings};
 use crate::error::{Error, Result};
 
-/// `CUDA_ERROR_OUT_OF_MEMORY`, the code an exhausted (or limited, or
-/// fault-injected) allocation returns.
-pub const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
 
 /// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
 /// for `SUPRASEAL_C2_FAULT_ALLOC`.

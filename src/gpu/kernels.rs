@@ -2,6 +2,14 @@
 //! Rust side launches, and its [`Kernel::name`] is the `extern "C"` symbol
 //! the module is asked for when the device is opened.
 
+/// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
+pub const NTT_TILE_LG: u32 = 10;
+
+/// The most dynamic shared memory any `fr_ntt_pass` launch asks for (its
+/// tile, twiddles and column factors at 32 B per scalar; `gpu::ntt` sizes
+/// each pass within it): set as the kernel's limit when the module loads.
+pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
+
 /// One kernel of the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {

@@ -36,6 +36,8 @@ pub mod msm;
 pub mod ntt;
 pub mod resident;
 #[cfg(supraseal_gpu)]
+pub mod scalar_buf;
+#[cfg(supraseal_gpu)]
 pub mod stage;
 #[cfg(supraseal_gpu)]
 pub mod subgroup;

@@ -9,9 +9,9 @@ use ff::Field;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::Kernel;
+use super::kernels::{Kernel, NTT_TILE_LG};
 use super::limbs;
-use super::stage::ScalarBuf;
+use super::scalar_buf::ScalarBuf;
 use crate::curve::root_of_unity;
 use crate::error::Result;
 
@@ -22,8 +22,6 @@ fn consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
 
 /// log2 of the low table's length in [`PowerTables`].
 const LG_LO: u32 = 10;
-/// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
-const NTT_TILE_LG: u32 = 10;
 /// log2 of the adjacent columns a pass after the first takes per block: runs
 /// of 4 scalars (128 bytes, one L2 line) per global access, or of 2 where
 /// that saves a whole pass (2^19, 2^27: 9 stages per later pass instead of 8).
@@ -91,8 +89,6 @@ fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
     32 * if s0 == 0 { tile } else { tile + (tile - cols) + k * cols }
 }
 
-/// The most any pass asks for (set as the kernel's limit when the module loads).
-pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
 
 /// `data[i] *= scale·base^i` for i < n.
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {

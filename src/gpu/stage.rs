@@ -18,7 +18,6 @@
 use std::ffi::c_void;
 
 use blstrs::Scalar;
-use cudarc::driver::CudaSlice;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,6 +28,7 @@ use super::device::{cuda_err, Gpu, HostRegistration, Registration};
 use super::exec::Exec;
 use super::faults::check_alloc;
 use super::limbs;
+pub use super::scalar_buf::ScalarBuf;
 use super::resident::{self, KeyPlan, Residency};
 use crate::backend::{Abc, Admission};
 use crate::config::FaultPhase;
@@ -127,50 +127,6 @@ pub struct StagedAbc {
     pub c: ScalarBuf,
 }
 
-/// A device vector of scalars (4 u64 words per scalar, Montgomery form) that
-/// phase 2 computes in: this call's own allocation, freed on drop like any
-/// `CudaSlice` (stream-ordered), or a pre-stage vector, which on drop goes
-/// back to its device's idle list for the next phase 1 instead
-/// ([`Gpu::keep_idle_stage`]; the memory stays mapped until the device goes
-/// idle). Either way dropping it waits for nothing.
-pub struct ScalarBuf {
-    buf: Option<CudaSlice<u64>>,
-    lender: Option<std::sync::Arc<Gpu>>,
-}
-
-impl ScalarBuf {
-    /// A buffer freed on drop.
-    pub fn owned(buf: CudaSlice<u64>) -> Self {
-        ScalarBuf { buf: Some(buf), lender: None }
-    }
-
-    /// A pre-stage vector handed back to `gpu`'s idle list on drop.
-    pub fn staged(buf: CudaSlice<u64>, gpu: std::sync::Arc<Gpu>) -> Self {
-        ScalarBuf { buf: Some(buf), lender: Some(gpu) }
-    }
-}
-
-impl std::ops::Deref for ScalarBuf {
-    type Target = CudaSlice<u64>;
-    fn deref(&self) -> &CudaSlice<u64> {
-        self.buf.as_ref().expect("ScalarBuf holds its buffer until dropped")
-    }
-}
-
-impl std::ops::DerefMut for ScalarBuf {
-    fn deref_mut(&mut self) -> &mut CudaSlice<u64> {
-        self.buf.as_mut().expect("ScalarBuf holds its buffer until dropped")
-    }
-}
-
-impl Drop for ScalarBuf {
-    fn drop(&mut self) {
-        if let (Some(buf), Some(gpu)) = (self.buf.take(), self.lender.take()) {
-            gpu.keep_idle_stage(buf);
-        }
-    }
-}
-
 /// Phases 0, 1 and 3 of one GPU call: its upload stream, its pinned a/b/c,
 /// what it knows of its key (set in phase 0) and the record of phase 1's
 /// steps. Phase 2 takes what phase 1 staged as [`StagedAbc`] values.
@@ -221,6 +177,7 @@ impl Stager {
     pub fn set_key(&self, gpu: &Arc<Gpu>, srs: &crate::srs::Srs) {
         *self.key_shape.lock().unwrap_or_else(|p| p.into_inner()) = KeyShape::of(srs);
         *self.key_plan.lock().unwrap_or_else(|p| p.into_inner()) = KeyPlan::of(srs);
+        resident::watch(srs);
         pin_key(gpu, srs);
     }
 

@@ -63,7 +63,7 @@ pub fn bucket_sums<G: DeviceGroup>(
     let fits = (free / 4).saturating_sub(table_bytes) / bytes_per_point::<G>();
     if fits < MIN_CHUNK.min(n.max(1)) {
         return Err(Error::cuda(
-            super::faults::CUDA_ERROR_OUT_OF_MEMORY,
+            super::device::CUDA_ERROR_OUT_OF_MEMORY,
             format!("subgroup check on the device: {free} B available, too little for a chunk of {MIN_CHUNK} points"),
         ));
     }

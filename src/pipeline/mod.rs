@@ -11,7 +11,6 @@
 //! raw pointers of the C ABI are turned into these values by
 //! [`crate::abi::intake`].
 
-mod cpu_pool;
 pub mod phases;
 pub mod report;
 pub mod select;
@@ -32,7 +31,7 @@ use crate::locks::{self, LockHandle};
 use crate::log::round1;
 use crate::srs::Srs;
 
-pub use cpu_pool::cpu_threads;
+pub use crate::threads::cpu_threads;
 pub use report::{record_reports, take_reports, CallReport};
 pub use select::{select, Selected};
 pub use spread::{split_ranges, spread_devices};

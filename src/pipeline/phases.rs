@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Projective, G2Projective};
 use group::Group;
 
-use super::cpu_pool::in_cpu_pool;
+use crate::threads::in_cpu_pool;
 use super::report::CallReport;
 use crate::assignment::Batch;
 use crate::backend::{Abc, Admission, Backend};

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::combine::{combinations, Key};
-use super::subgroup::{digits_for, Subgroup};
+use super::group::{digits_for, Subgroup};
 
 /// Ranges at or below this size are checked point by point when bisecting.
 const SCAN: usize = 1 << 12;

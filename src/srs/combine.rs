@@ -6,7 +6,7 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::subgroup::{Subgroup, ROUNDS};
+use super::group::{Subgroup, ROUNDS};
 
 /// The secret that the digits are drawn from (one per load).
 #[derive(Clone)]

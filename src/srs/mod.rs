@@ -29,6 +29,7 @@ mod bisect;
 pub mod buckets;
 mod combine;
 mod decode;
+mod group;
 mod layout;
 mod offload;
 mod read;
@@ -53,6 +54,12 @@ pub struct Srs {
     /// unregistering the memory, before the vectors are freed.
     #[cfg_attr(not(supraseal_gpu), allow(dead_code))]
     pub(crate) host_pin: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// Set by the first GPU call of this key (`gpu::resident::watch`): its
+    /// drop releases the key's device copies on every device. Declared
+    /// before the vectors: nothing may find a copy by a host address once
+    /// the vectors are freed.
+    #[cfg_attr(not(supraseal_gpu), allow(dead_code))]
+    pub(crate) device_copies: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// This key's identity in the process (never reused): a device copy of
     /// its bases (`gpu::resident`) is filed under it and released when the
     /// key is dropped.
@@ -107,10 +114,7 @@ static NEXT_KEY_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 
 impl Drop for Srs {
     fn drop(&mut self) {
-        // Device copies of the bases go first: nothing may find them by a
-        // host address once the vectors are freed.
-        #[cfg(supraseal_gpu)]
-        crate::gpu::resident::forget_key(self.id);
+        // The device copies go with `device_copies`, before the vectors.
         LIVE_KEYS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
@@ -174,7 +178,7 @@ impl Srs {
     ) -> Srs {
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let id = NEXT_KEY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Srs { host_pin: Default::default(), id, path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+        Srs { host_pin: Default::default(), device_copies: Default::default(), id, path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
     /// Reads and validates a params file (see [`Srs::load_with`]), with

@@ -177,8 +177,24 @@ unsafe fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan) -> Result<
     Ok(ResidentKey { srs_id: plan.srs_id, vectors, stream: stream.clone(), bytes: plan.bytes(), idle_calls: AtomicUsize::new(0) })
 }
 
-/// Releases key `srs_id`'s copies on every opened device (called by the
-/// key's `Drop`). Where no call reads the copy, its memory goes back to the
+/// Releases its key's device copies when dropped: kept in the key's
+/// `device_copies` ([`watch`]), so it goes with the key.
+struct ForgetOnDrop(u64);
+
+impl Drop for ForgetOnDrop {
+    fn drop(&mut self) {
+        forget_key(self.0);
+    }
+}
+
+/// Phase 0 of every GPU call: ties the release of `srs`'s device copies to
+/// the key's drop (once per key).
+pub fn watch(srs: &crate::srs::Srs) {
+    srs.device_copies.get_or_init(|| Box::new(ForgetOnDrop(srs.id)));
+}
+
+/// Releases key `srs_id`'s copies on every opened device (when the key is
+/// dropped, through [`watch`]'s guard). Where no call reads the copy, its memory goes back to the
 /// device here (its stream synchronised, the pools trimmed when no call is
 /// in flight); otherwise at the end of the reading call's phase 2.
 pub fn forget_key(srs_id: u64) {

@@ -11,7 +11,8 @@
 //! every call).
 //!
 //! The copy is released when its key is dropped ([`forget_key`], run by the
-//! key's `Drop` before its host vectors are freed), when a call's admission
+//! guard that phase 0 stores in the key, [`watch`], dropped before the key's
+//! host vectors are freed), when a call's admission
 //! finds too little room for even a computing call's peak, and when calls of
 //! another key have found it unused [`IDLE_CALLS`] times and that key would
 //! fit in its place. A call reading the copy holds it (an `Arc`) while its

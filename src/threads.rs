@@ -1,4 +1,5 @@
-//! The library's own rayon pool for the CPU side of a call.
+//! The library's own rayon pool for the CPU side of a proving call (used by
+//! the pipeline, and by the GPU backend to place the G2 MSMs).
 //!
 //! The CPU thread's split-MSM plans and G2 MSMs run here, so that they make
 //! progress when the caller is itself a worker of the global pool: phase 2
@@ -18,7 +19,7 @@ pub fn cpu_threads() -> usize {
 }
 
 /// Runs `f` on the pool.
-pub(super) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     match cpu_pool() {
         Some(p) => p.install(f),
         // Could not start threads: run here (a caller inside a saturated
