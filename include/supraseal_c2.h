@@ -12,6 +12,15 @@
  success; otherwise `message` is NULL or a NUL-terminated string allocated
  with `malloc`, which the caller releases with `free`. Rust callers get
  `Drop`, which frees it. Same layout as sppark's `cuda::Error`.
+
+ `code` is an errno value for the library's own errors (`EINVAL`, `ENOENT`,
+ `EIO`, `ENOMEM`, `ENODEV`, `EBUSY`, `EFAULT`) and a CUDA driver error
+ number for device failures, as in the reference. The two numberings
+ overlap: 2 is both `ENOENT` (only from `create_SRS`: no such params file)
+ and `CUDA_ERROR_OUT_OF_MEMORY` (only from the proving calls); 3 is both
+ `ESRCH` and `CUDA_ERROR_NOT_INITIALIZED`. Tell them apart by the function
+ that returned the code, or by the message: a device failure's message
+ starts with the export's name and contains "CUDA error in".
  */
 typedef struct RustError {
   int32_t code;
