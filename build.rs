@@ -54,7 +54,8 @@ fn build_kernels() -> bool {
         println!("cargo:warning=supraseal-c2: {} supports none of the wanted GPU architectures: building CPU-only", nvcc.display());
         return false;
     }
-    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("kernels.fatbin");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let out = out_dir.join("kernels.fatbin");
     let mut cmd = Command::new(&nvcc);
     // --threads 0: one nvcc job per architecture in parallel (the SASS
     // targets are independent; a 2-core CI machine halves the kernel build).
@@ -64,15 +65,55 @@ fn build_kernels() -> bool {
     }
     let newest = archs.iter().max().unwrap();
     cmd.arg("-gencode").arg(format!("arch=compute_{newest},code=compute_{newest}"));
-    cmd.arg("-o").arg(&out).arg("cuda/kernels.cu");
-    let status = cmd.status().unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
-    if !status.success() {
-        panic!("nvcc failed compiling cuda/kernels.cu ({status}); set NVCC=off to build CPU-only");
+    // Each feature set of this package runs this script in its own OUT_DIR
+    // (`cargo test` enables `tools`, `cargo build` does not): the fatbin is
+    // kept beside them in the profile's build directory, under a hash of the
+    // sources, the headers' path, the command and nvcc's version, so that
+    // the kernels compile once per change, not once per feature set.
+    let cached = out_dir.parent().and_then(Path::parent).map(|build| build.join(format!("supraseal-c2-kernels-{:016x}.fatbin", kernels_hash(&nvcc, &cmd))));
+    match cached.as_deref().filter(|c| c.is_file()) {
+        Some(c) => {
+            std::fs::copy(c, &out).unwrap_or_else(|e| panic!("copying {}: {e}", c.display()));
+        }
+        None => {
+            cmd.arg("-o").arg(&out).arg("cuda/kernels.cu");
+            let status = cmd.status().unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+            if !status.success() {
+                panic!("nvcc failed compiling cuda/kernels.cu ({status}); set NVCC=off to build CPU-only");
+            }
+            if let Some(c) = cached {
+                // Written whole under another name, then renamed: a concurrent
+                // build never reads half a file.
+                let tmp = c.with_extension(format!("tmp{}", std::process::id()));
+                if std::fs::copy(&out, &tmp).is_ok() {
+                    let _ = std::fs::rename(&tmp, &c);
+                }
+            }
+        }
     }
     println!("cargo:rustc-cfg=supraseal_gpu");
     println!("cargo:rustc-env=SUPRASEAL_C2_FATBIN={}", out.display());
     println!("cargo:rustc-env=SUPRASEAL_C2_ARCHS={}", archs.iter().map(|a| format!("sm_{a}")).collect::<Vec<_>>().join(","));
     true
+}
+
+/// A hash of what the fatbin is made from: every file under `cuda/`, the
+/// nvcc command (architectures, flags, the headers' path) and nvcc's
+/// `--version` output.
+fn kernels_hash(nvcc: &Path, cmd: &Command) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir("cuda").map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();
+    files.sort();
+    for f in &files {
+        f.hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    for a in cmd.get_args() {
+        a.hash(&mut h);
+    }
+    Command::new(nvcc).arg("--version").output().map(|o| o.stdout).unwrap_or_default().hash(&mut h);
+    h.finish()
 }
 
 fn runs(p: &Path) -> bool {
