@@ -45,6 +45,25 @@ fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
 }
 
+/// One MiMC circuit (2^8), its key and r, s; the backend the test run chose.
+struct Fixture {
+    backend: Option<String>,
+    keys: kit::Keys,
+    srs: Params,
+    batch: Vec<(supraseal_c2_cli::collector::Witness, Vec<blstrs::Scalar>)>,
+    rs: Vec<blstrs::Scalar>,
+}
+
+fn fixture() -> Fixture {
+    let backend = std::env::var("SUPRASEAL_C2_BACKEND").ok();
+    let keys = common::keys(Kind::Mimc, 8);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, 2);
+    Fixture { backend, keys, srs, batch, rs }
+}
+
 const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_LOCKS", "three"),
     ("SUPRASEAL_C2_LOCKS", "2"),
@@ -89,12 +108,7 @@ const MALFORMED: &[(&str, &str)] = &[
 #[test]
 fn malformed_switches_give_einval_naming_the_variable_and_release_the_locks() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let backend = std::env::var("SUPRASEAL_C2_BACKEND").ok();
-    let keys = common::keys(Kind::Mimc, 8);
-    let srs = Params::open(&keys.path, true).unwrap();
-    let mut rng = common::rng();
-    let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
-    let rs = common::random_scalars(&mut rng, 2);
+    let Fixture { backend, keys, srs, batch, rs } = fixture();
     let handle = unsafe { ffi::create_gpu_mutex() };
     let h_arc = supraseal_c2::abi::handles::lock(handle).expect("a live lock handle");
     let h: &LockHandle = &h_arc;
@@ -157,12 +171,7 @@ fn malformed_switches_give_einval_naming_the_variable_and_release_the_locks() {
 #[test]
 fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let backend = std::env::var("SUPRASEAL_C2_BACKEND").ok();
-    let keys = common::keys(Kind::Mimc, 8);
-    let srs = Params::open(&keys.path, true).unwrap();
-    let mut rng = common::rng();
-    let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
-    let rs = common::random_scalars(&mut rng, 2);
+    let Fixture { backend, keys, srs, batch, rs } = fixture();
     let ws = [batch[0].0.clone()];
     switches(&[], &backend);
     let clean = ffi::prove(&srs, &ws, &rs[..1], &rs[1..], std::ptr::null_mut(), 0).unwrap();
@@ -199,12 +208,7 @@ fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
 #[test]
 fn a_switch_changed_between_calls_applies_to_the_next_call() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let backend = std::env::var("SUPRASEAL_C2_BACKEND").ok();
-    let keys = common::keys(Kind::Mimc, 8);
-    let srs = Params::open(&keys.path, true).unwrap();
-    let mut rng = common::rng();
-    let batch = kit::witnesses(Kind::Mimc, 8, 1, &mut rng).unwrap();
-    let rs = common::random_scalars(&mut rng, 2);
+    let Fixture { backend, keys, srs, batch, rs } = fixture();
     let ws = [batch[0].0.clone()];
     pipeline::record_reports(true);
     for (value, mode) in [("single", locks::LockMode::Single), ("two", locks::LockMode::Two), ("single", locks::LockMode::Single)] {

@@ -16,7 +16,7 @@ use crate::srs::{Srs, G1_BYTES, G2_BYTES};
 pub const PARAMS_NAME: &str = "fuzz.params";
 
 /// Harness 1: the params-file parser ([`Srs::parse`], what `create_SRS` runs
-/// on the mapped file). Any input either parses into a key whose sections
+/// on the file's bytes). Any input either parses into a key whose sections
 /// account for every byte, or fails with `EINVAL` and a message that names
 /// the input and a section.
 pub fn params_file(data: &[u8]) {

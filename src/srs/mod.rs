@@ -264,7 +264,7 @@ impl Srs {
             device_s = round2(report.device_s),
             cpu_fallbacks = report.cpu_fallbacks,
             gb_per_s = round2(report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9)),
-            "params file loaded: read and decoded, subgroup-checked in batches (bucket sums on check_device while the next vector decodes, else after the decode on the CPU)"
+            "params file loaded: read, decoded and subgroup-checked in batches (check_device says where the bucket sums ran)"
         );
         Ok((srs, report))
     }
