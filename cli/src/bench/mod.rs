@@ -1,0 +1,240 @@
+//! `supraseal-c2 bench`: W workers sharing one GPU (one lock handle), each
+//! proving P partitions (one-circuit calls through the C ABI), under each lock
+//! lock mode (memory lock, compute lock). Reports partitions/s, compute-lock busy fraction (compute-lock
+//! held time / wall), pre-stage success and lock wait/hold percentiles, from
+//! the library's per-call reports.
+//!
+//! Two inputs: `--synthetic-log-domain D` (a synthetic 2^D key and witness:
+//! real work, proofs not verifiable) or a real circuit (`--circuit`,
+//! `--log-constraints`), where every proof is verified with bellperson and
+//! proofs of the same (witness, r, s) must be byte-identical across modes.
+
+mod host;
+mod job;
+mod report;
+mod run;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+
+use crate::circuits::Kind;
+
+pub use host::{cpu_seconds, peak_rss, reset_peak_rss};
+use host::epoch_ms;
+use job::{blinders, load};
+use report::{phase_table, report_row, table_header};
+use run::{run, run_batch, write_proofs, Seen};
+
+/// One lock/staging configuration, set through the library's environment switches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `SUPRASEAL_C2_LOCKS=single`.
+    Single,
+    /// Two locks, pre-staging on (the default).
+    Two,
+    /// Two locks, `SUPRASEAL_C2_PRESTAGE=off` (always the fallback path).
+    Fallback,
+    /// Two locks with `SUPRASEAL_C2_VRAM_LIMIT_MB=<MiB>`.
+    TwoLimit(u64),
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Mode, String> {
+        match s {
+            "single" => Ok(Mode::Single),
+            "two" => Ok(Mode::Two),
+            "fallback" => Ok(Mode::Fallback),
+            _ => s
+                .strip_prefix("two-limit=")
+                .and_then(|m| m.parse().ok())
+                .map(Mode::TwoLimit)
+                .ok_or_else(|| format!("{s:?}: expected single, two, fallback or two-limit=<MiB>")),
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mode::Single => write!(f, "single"),
+            Mode::Two => write!(f, "two"),
+            Mode::Fallback => write!(f, "fallback"),
+            Mode::TwoLimit(m) => write!(f, "two-limit={m}"),
+        }
+    }
+}
+
+impl Mode {
+    /// Sets the library's switches for this mode. Only called between runs,
+    /// while no proving call is in flight (the library reads them per call).
+    fn apply(&self) {
+        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_VRAM_LIMIT_MB"] {
+            std::env::remove_var(k);
+        }
+        match self {
+            Mode::Single => std::env::set_var("SUPRASEAL_C2_LOCKS", "single"),
+            Mode::Two => {}
+            Mode::Fallback => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "off"),
+            Mode::TwoLimit(m) => std::env::set_var("SUPRASEAL_C2_VRAM_LIMIT_MB", m.to_string()),
+        }
+    }
+}
+
+/// Which library proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lib {
+    /// This library, through its C ABI.
+    Ours,
+    /// The published supraseal-c2 0.1.2 (`--reference`): the same-run baseline.
+    Upstream,
+}
+
+/// Input: exactly one of `--shape`, `--synthetic-log-domain`, or `--circuit`
+/// with `--log-constraints`. [`bench`] checks that, with its own messages (an
+/// `ArgGroup` would replace them with clap's), so the help states it in the
+/// usage line and after the options.
+#[derive(clap::Args)]
+#[command(
+    override_usage = "supraseal-c2 bench <--shape <NAME> | --synthetic-log-domain <D> | --circuit <CIRCUIT> --log-constraints <K>> [OPTIONS]",
+    after_help = "Exactly one input is required: --shape NAME, --synthetic-log-domain D, or --circuit CIRCUIT with --log-constraints K."
+)]
+pub struct BenchArgs {
+    /// Synthetic key and witness with a domain of 2^D elements (no verification); same as --shape 2^D.
+    #[arg(long = "synthetic-log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]
+    pub synthetic: Option<u32>,
+    /// Synthetic key and witness of a named shape: porep-32g (one 32 GiB
+    /// sector partition: domain 2^27, 130,169,893 aux variables) or 2^D.
+    #[arg(long, value_name = "NAME")]
+    pub shape: Option<String>,
+    /// With a synthetic shape: load its key from this params file (written
+    /// by `params synth` with the same --shape and --seed) instead of
+    /// building it in memory. Required for --lib upstream.
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<std::path::PathBuf>,
+    /// The library that proves.
+    #[arg(long, value_enum, default_value_t = Lib::Ours)]
+    pub lib: Lib,
+    /// The reference library for --lib upstream (libupstream_ref.so from
+    /// scripts/build-upstream-reference.sh).
+    #[arg(long, value_name = "SO")]
+    pub reference: Option<std::path::PathBuf>,
+    /// After the worker rows, one call with N circuits (as bellperson sends a
+    /// sector's partitions); N is at most the largest --workers value.
+    #[arg(long, value_name = "N")]
+    pub batch: Option<usize>,
+    /// Write every proof as a line `<worker|batch> <partition> <hex>` (the
+    /// first time its (witness, r, s) is proved), to compare libraries.
+    #[arg(long = "proofs-out", value_name = "FILE")]
+    pub proofs_out: Option<std::path::PathBuf>,
+    /// Write the run as a Chrome/Perfetto trace (JSON).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
+    /// Real circuit (with --log-constraints): every proof is verified.
+    #[arg(long, value_enum)]
+    pub circuit: Option<Kind>,
+    /// Real circuit size, about 2^K constraints.
+    #[arg(long = "log-constraints", value_name = "K", value_parser = clap::value_parser!(u32).range(8..=27))]
+    pub log_constraints: Option<u32>,
+    /// Worker counts to run (comma-separated, each 1..=64).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    pub workers: Vec<usize>,
+    /// Partitions (one-circuit proving calls) per worker.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: usize,
+    /// Modes (comma-separated): single, two, fallback, two-limit=<MiB>.
+    #[arg(long, value_delimiter = ',', default_value = "single,two")]
+    pub modes: Vec<Mode>,
+    /// Distinct witnesses per worker (cycled over its partitions; at most --partitions are made).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub witnesses: u64,
+    /// Seed for witnesses and r, s.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Runs every mode × worker count (and the batch call) and prints one table
+/// row each.
+pub fn bench(args: BenchArgs) -> Result<bool> {
+    let max_w = args.workers.iter().copied().max().context("--workers is empty")?;
+    ensure!(args.workers.iter().all(|&w| (1..=64).contains(&w)), "every --workers value must be at least 1 and at most 64");
+    ensure!(args.partitions >= 1, "--partitions must be at least 1");
+    if let Some(n) = args.batch {
+        ensure!((1..=max_w).contains(&n), "--batch {n}: must be in 1..={max_w} (the largest --workers value: one witness per worker)");
+    }
+    let upstream = match (args.lib, &args.reference) {
+        (Lib::Upstream, Some(so)) => Some(crate::upstream::Upstream::load(so)?),
+        (Lib::Upstream, None) => bail!("--lib upstream needs --reference PATH (libupstream_ref.so)"),
+        (Lib::Ours, _) => None,
+    };
+    // Output files are created now, so a bad path fails before the run.
+    let create = |p: &Option<std::path::PathBuf>| -> Result<Option<std::fs::File>> {
+        p.as_ref().map(|p| std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))).transpose()
+    };
+    let (trace_file, proofs_file) = (create(&args.trace)?, create(&args.proofs_out)?);
+    let origin = Instant::now();
+    let job = load(&args, max_w, upstream.as_ref())?;
+    let proofs: Seen = Mutex::new(HashMap::new());
+    let mut trace = crate::trace::Trace::new(origin);
+    let label = match args.lib {
+        Lib::Ours => "ours",
+        Lib::Upstream => "upstream",
+    };
+    // The reference has one lock (its static mutex) and no switches.
+    let modes = match args.lib {
+        Lib::Ours => args.modes.clone(),
+        Lib::Upstream => vec![Mode::Two],
+    };
+    let mode_name = |m: &Mode| if args.lib == Lib::Upstream { "its own lock".to_string() } else { m.to_string() };
+    let mut ok = true;
+    table_header();
+    // One untimed partition first: it loads the kernels and page-locks the
+    // key (a one-time cost of seconds at 2^24), which would otherwise land in
+    // the first timed mode's numbers. (The pools are trimmed when it ends, as
+    // after every burst, so each row starts from an idle device.)
+    let t = Instant::now();
+    let (wit, _) = &job.witnesses[0][0];
+    let (r, s) = blinders(args.seed, 0, 0);
+    job.prove(std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut()).map_err(|e| anyhow::anyhow!("warm-up proof: {e}"))?;
+    eprintln!("warm-up partition (not counted): {:.2} s", t.elapsed().as_secs_f64());
+    let mut phase_rows = Vec::new();
+    for mode in &modes {
+        mode.apply();
+        for &w in &args.workers {
+            reset_peak_rss();
+            let t0 = epoch_ms();
+            let r = run(&job, &args, w, &proofs)?;
+            let (t1, rss) = (epoch_ms(), peak_rss());
+            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, job.vk.is_some(), t0, t1, rss);
+            trace.row(&format!("{label} {} W={w}", mode_name(mode)), &r.calls, &r.reports);
+            if w == 1 {
+                phase_rows.push((mode.to_string(), r.reports));
+            }
+        }
+        if let Some(n) = args.batch {
+            reset_peak_rss();
+            let t0 = epoch_ms();
+            let r = run_batch(&job, &args, n, &proofs)?;
+            let (t1, rss) = (epoch_ms(), peak_rss());
+            ok &= report_row(label, &format!("{} ({n} circuits in one call)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
+            trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
+        }
+    }
+    if let (Some(path), Some(file)) = (&args.trace, trace_file) {
+        trace.write(file).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("trace written to {}", path.display());
+    }
+    if let (Some(path), Some(mut file)) = (&args.proofs_out, proofs_file) {
+        let n = write_proofs(&proofs, &mut file).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("{n} proofs written to {}", path.display());
+    }
+    if args.lib == Lib::Upstream {
+        return Ok(ok);
+    }
+    Mode::Two.apply();
+    phase_table(phase_rows);
+    Ok(ok)
+}

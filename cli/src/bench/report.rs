@@ -1,0 +1,123 @@
+//! The bench's tables: one row per run (throughput, compute-lock busy
+//! fraction, pre-staging, lock wait/hold percentiles) with its detail lines,
+//! and the per-phase times of single-worker calls.
+
+use std::time::Duration;
+
+use supraseal_c2::CallReport;
+
+use super::host::gib;
+use super::run::Run;
+
+/// Prints the header of the table [`report_row`] fills.
+pub(super) fn table_header() {
+    println!(
+        "| library | mode | W | partitions | wall s | partitions/s | s per partition (wall × W / P) | compute-lock busy | pre-staged | mem hold p50/p99 ms | mem wait p50/p99 ms | compute wait p50/p99 ms | compute hold p50/p99 ms | peak RSS GiB | failed | unverified |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+}
+
+/// Whether the memory-lock hold `m` of call `c` overlapped the compute-lock
+/// hold of another call in `all`.
+fn overlaps_compute(all: &[CallReport], c: &CallReport, m: supraseal_c2::Span) -> bool {
+    all.iter()
+        .filter(|o| !std::ptr::eq(*o, c))
+        .filter_map(|o| o.compute)
+        .any(|k| k.acquired < m.released && m.acquired < k.released)
+}
+
+/// (p50, p99) in ms of `v` (nearest rank).
+fn pct(mut v: Vec<Duration>) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort();
+    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1].as_secs_f64() * 1e3;
+    (at(0.50), at(0.99))
+}
+
+/// One row of the table, with the detail lines below it (stderr).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, verified: bool, t0: u128, t1: u128, rss: u64) -> bool {
+    let proved = total - r.failures.len();
+    let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
+    let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
+    let staged = r.reports.iter().filter(|c| c.prestaged == Some(true)).count();
+    let mem_hold = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
+    let mem_wait = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.wait())).collect());
+    let cw = pct(r.reports.iter().filter_map(|c| c.compute.map(|s| s.wait())).collect());
+    let ch = pct(compute);
+    let ours = !r.reports.is_empty();
+    let or_dash = |s: String| if ours { s } else { "–".into() };
+    println!(
+        "| {label} | {mode} | {w} | {total} | {:.2} | {:.3} | {:.2} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+        r.wall.as_secs_f64(),
+        proved as f64 / r.wall.as_secs_f64(),
+        r.wall.as_secs_f64() * w as f64 / total.max(1) as f64,
+        or_dash(format!("{:.0}%", busy * 100.0)),
+        or_dash(format!("{staged}/{}", r.reports.len())),
+        or_dash(format!("{:.1}/{:.1}", mem_hold.0, mem_hold.1)),
+        or_dash(format!("{:.1}/{:.1}", mem_wait.0, mem_wait.1)),
+        or_dash(format!("{:.1}/{:.1}", cw.0, cw.1)),
+        or_dash(format!("{:.1}/{:.1}", ch.0, ch.1)),
+        gib(rss),
+        r.failures.len(),
+        if verified { r.unverified.to_string() } else { "not verifiable".into() },
+    );
+    // For scripts/gpu-samples.py: the row's wall-clock window, to align with
+    // the GPU samples (memory used, utilisation) taken beside the run.
+    eprintln!("ROW lib={label} mode={mode} W={w} t0_ms={t0} t1_ms={t1} peak_rss_bytes={rss}");
+    for f in &r.failures {
+        eprintln!("  failure: {f}");
+    }
+    if let Some(c) = r.reports.iter().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
+        eprintln!(
+            "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms: {}",
+            c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
+            c.times.stage.as_secs_f64() * 1e3,
+            c.stage_detail.as_deref().unwrap_or("-")
+        );
+    }
+    // Memory-lock holds that overlapped another call's compute-lock hold
+    // (kernels running), from the spans.
+    let during: Vec<&CallReport> = r.reports.iter().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
+    let dp = pct(during.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
+    if !during.is_empty() {
+        eprintln!(
+            "  memory-lock hold while another call held the compute lock ({mode}, W={w}): p50/p99 {:.1}/{:.1} ms over {} of {} calls",
+            dp.0,
+            dp.1,
+            during.len(),
+            r.reports.len()
+        );
+    }
+    for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
+        eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
+    }
+    r.failures.is_empty() && r.unverified == 0 && (!ours || r.reports.len() == r.calls.len())
+}
+
+/// Prints the per-phase times of single-worker calls (mean over each mode's
+/// partitions), one row per (mode, reports).
+pub(super) fn phase_table(phase_rows: Vec<(String, Vec<CallReport>)>) {
+    println!();
+    println!("| mode (W=1) | backend | pin | stage | NTT | H-MSM | batch add | tails | prep (CPU) | G2 (CPU) | compute hold |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (mode, reports) in phase_rows {
+        let k = reports.len().max(1) as f64;
+        let mean = |f: &dyn Fn(&CallReport) -> Duration| reports.iter().map(f).sum::<Duration>().as_secs_f64() * 1e3 / k;
+        println!(
+            "| {mode} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            reports.first().map_or("?", |c| c.backend),
+            mean(&|c| c.times.pin),
+            mean(&|c| c.times.stage),
+            mean(&|c| c.times.ntt),
+            mean(&|c| c.times.h_msm),
+            mean(&|c| c.times.batch_add),
+            mean(&|c| c.times.tails),
+            mean(&|c| c.times.prep),
+            mean(&|c| c.times.g2),
+            mean(&|c| c.compute.map_or(Duration::ZERO, |s| s.hold())),
+        );
+    }
+}
