@@ -24,7 +24,7 @@ const SPPARK_VERSION: &str = "0.1.16";
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(supraseal_gpu)");
-    for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "PATH", "SUPRASEAL_C2_CUDA_ARCHS", "SPPARK_ROOT"] {
+    for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "PATH", "SUPRASEAL_C2_CUDA_ARCHS", "SPPARK_ROOT", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=cuda");
@@ -70,24 +70,24 @@ fn build_kernels() -> bool {
     // kept beside them in the profile's build directory, under a hash of the
     // sources, the headers' path, the command and nvcc's version, so that
     // the kernels compile once per change, not once per feature set.
-    let cached = out_dir.parent().and_then(Path::parent).map(|build| build.join(format!("supraseal-c2-kernels-{:016x}.fatbin", kernels_hash(&nvcc, &cmd))));
-    match cached.as_deref().filter(|c| c.is_file()) {
-        Some(c) => {
-            std::fs::copy(c, &out).unwrap_or_else(|e| panic!("copying {}: {e}", c.display()));
+    let cached = out_dir
+        .parent()
+        .and_then(Path::parent)
+        .map(|build| build.join(format!("supraseal-c2-kernels-{:016x}.fatbin", kernels_hash(&nvcc, &cmd, &sppark))));
+    // A cached fatbin that cannot be copied is compiled again.
+    let reused = cached.as_deref().is_some_and(|c| c.is_file() && std::fs::copy(c, &out).is_ok());
+    if !reused {
+        cmd.arg("-o").arg(&out).arg("cuda/kernels.cu");
+        let status = cmd.status().unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+        if !status.success() {
+            panic!("nvcc failed compiling cuda/kernels.cu ({status}); set NVCC=off to build CPU-only");
         }
-        None => {
-            cmd.arg("-o").arg(&out).arg("cuda/kernels.cu");
-            let status = cmd.status().unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
-            if !status.success() {
-                panic!("nvcc failed compiling cuda/kernels.cu ({status}); set NVCC=off to build CPU-only");
-            }
-            if let Some(c) = cached {
-                // Written whole under another name, then renamed: a concurrent
-                // build never reads half a file.
-                let tmp = c.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::copy(&out, &tmp).is_ok() {
-                    let _ = std::fs::rename(&tmp, &c);
-                }
+        if let Some(c) = cached {
+            // Written whole under another name, then renamed: a concurrent
+            // build never reads half a file.
+            let tmp = c.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::copy(&out, &tmp).is_ok() {
+                let _ = std::fs::rename(&tmp, &c);
             }
         }
     }
@@ -97,13 +97,26 @@ fn build_kernels() -> bool {
     true
 }
 
-/// A hash of what the fatbin is made from: every file under `cuda/`, the
-/// nvcc command (architectures, flags, the headers' path) and nvcc's
-/// `--version` output.
-fn kernels_hash(nvcc: &Path, cmd: &Command) -> u64 {
+/// A hash of what the fatbin is made from: every file under `cuda/` and
+/// under the sppark headers' directory, the nvcc command (architectures,
+/// flags, the headers' path), nvcc's own flag variables and its `--version`
+/// output.
+fn kernels_hash(nvcc: &Path, cmd: &Command, sppark: &Path) -> u64 {
     use std::hash::{Hash, Hasher};
+    fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files_under(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir("cuda").map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();
+    let mut files = Vec::new();
+    files_under(Path::new("cuda"), &mut files);
+    files_under(sppark, &mut files);
     files.sort();
     for f in &files {
         f.hash(&mut h);
@@ -111,6 +124,9 @@ fn kernels_hash(nvcc: &Path, cmd: &Command) -> u64 {
     }
     for a in cmd.get_args() {
         a.hash(&mut h);
+    }
+    for var in ["NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"] {
+        env::var_os(var).hash(&mut h);
     }
     Command::new(nvcc).arg("--version").output().map(|o| o.stdout).unwrap_or_default().hash(&mut h);
     h.finish()

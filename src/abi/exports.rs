@@ -33,9 +33,7 @@ use crate::srs::{self, Srs};
 #[no_mangle]
 pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, cache: bool) -> RustError {
     guard_err("create_SRS", || {
-        if ret.is_null() {
-            return Err(Error::invalid("ret is NULL"));
-        }
+        intake::check_ptr(ret.cast_const(), "ret")?;
         if params_path.is_null() {
             return Err(Error::invalid("params_path is NULL"));
         }
@@ -79,6 +77,10 @@ pub unsafe extern "C" fn drop_SRS(srs: *mut SRS) {
         if srs.is_null() {
             return;
         }
+        if let Err(e) = intake::check_ptr(srs.cast_const(), "srs") {
+            tracing::warn!("drop_SRS: {} (ignored)", e.message);
+            return;
+        }
         // SAFETY: non-NULL by check, valid by contract.
         let h = unsafe { &mut *srs };
         if !h.ptr.is_null() {
@@ -100,6 +102,10 @@ pub unsafe extern "C" fn drop_SRS(srs: *mut SRS) {
 pub unsafe extern "C" fn clone_SRS(srs: *const SRS) -> SRS {
     guard("clone_SRS", |_| SRS::default(), || {
         if srs.is_null() {
+            return SRS::default();
+        }
+        if let Err(e) = intake::check_ptr(srs, "srs") {
+            tracing::warn!("clone_SRS: {} (an empty handle returned)", e.message);
             return SRS::default();
         }
         // SAFETY: non-NULL, valid by contract.
@@ -227,9 +233,7 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
     pending_out: *mut *mut c_void,
 ) -> RustError {
     guard_err("generate_groth16_proofs_start_c", || {
-        if pending_out.is_null() {
-            return Err(Error::invalid("pending_out is NULL"));
-        }
+        intake::check_ptr(pending_out.cast_const(), "pending_out")?;
         // SAFETY: non-NULL and writable by contract.
         unsafe { pending_out.write(std::ptr::null_mut()) };
         // SAFETY: forwarded contract.

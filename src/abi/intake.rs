@@ -21,10 +21,8 @@ use crate::srs::Srs;
 /// `srs` is NULL or points to an `SRS` produced by `create_SRS`/`clone_SRS`
 /// and not yet dropped.
 pub(crate) unsafe fn srs_ref<'a>(srs: *const SRS) -> Result<&'a Srs> {
-    if srs.is_null() {
-        return Err(Error::invalid("srs is NULL"));
-    }
-    // SAFETY: non-NULL and valid by the caller's contract.
+    check_ptr(srs, "srs")?;
+    // SAFETY: non-NULL, aligned, and valid by the caller's contract.
     let ptr = unsafe { (*srs).ptr };
     if ptr.is_null() {
         return Err(Error::invalid("srs is an empty handle (ptr is NULL; dropped or never created)"));
@@ -100,15 +98,23 @@ pub(crate) unsafe fn start(
     pipeline::start(pipeline::Call { key: key.clone(), batch, r, s, locks, gpu_index, validated: t0.elapsed() })
 }
 
-/// Checks the caller's proof array pointer (non-NULL, aligned).
-pub(crate) fn check_proofs(proofs: *mut groth16_proof) -> Result<()> {
-    if proofs.is_null() {
-        return Err(Error::invalid("proofs is NULL"));
+/// Checks that the argument `name` is a non-NULL pointer aligned for `T`
+/// (every pointer the library reads or writes through goes through this or
+/// an equivalent check first).
+pub(crate) fn check_ptr<T>(ptr: *const T, name: &str) -> Result<()> {
+    if ptr.is_null() {
+        return Err(Error::invalid(format!("{name} is NULL")));
     }
-    if !(proofs as usize).is_multiple_of(std::mem::align_of::<groth16_proof>()) {
-        return Err(Error::invalid(format!("proofs = {proofs:p} is not aligned to 8 bytes")));
+    let align = std::mem::align_of::<T>();
+    if !(ptr as usize).is_multiple_of(align) {
+        return Err(Error::invalid(format!("{name} = {ptr:p} is not aligned to {align} bytes")));
     }
     Ok(())
+}
+
+/// Checks the caller's proof array pointer (non-NULL, aligned).
+pub(crate) fn check_proofs(proofs: *mut groth16_proof) -> Result<()> {
+    check_ptr(proofs.cast_const(), "proofs")
 }
 
 /// The caller's proof array as `n` writable slots.

@@ -226,8 +226,8 @@ pub fn generate_groth16_proofs<S, PR>(provers: &[Assignment<S>], r_s: &[S], s_s:
 /// `gpu_mtx`: NULL for the process-wide default lock of the device, or a
 /// handle from [`alloc_gpu_mutex`] shared by the workers that use one GPU.
 /// `gpu_index`: −1 lets the library choose (and spread circuits over the
-/// GPUs), ≥ 0 pins the call to that device (with the CPU backend it selects
-/// the default lock of that index). Panics as [`generate_groth16_proofs`],
+/// GPUs), ≥ 0 pins the call to that device (the CPU backend is one device:
+/// every index uses device 0's default lock). Panics as [`generate_groth16_proofs`],
 /// and with `EINVAL` for `gpu_index` < −1.
 pub fn generate_groth16_proofs_on_gpu<S, PR>(
     provers: &[Assignment<S>],
