@@ -76,7 +76,7 @@ pub struct Gpu {
     stage_idle: Mutex<Vec<CudaSlice<u64>>>,
     /// The key whose bases stay on this device between calls, if any
     /// ([`super::resident`]); locked only to read or swap the `Arc`.
-    pub resident: Mutex<Option<Arc<super::resident::ResidentKey>>>,
+    pub resident: Mutex<Option<Arc<super::resident::copy::ResidentKey>>>,
     /// Held by a phase 1 across its residency decision and upload, so that
     /// calls under different lock handles of this device decide one at a
     /// time; phase 2's lookups take only `resident`, never this.
@@ -196,7 +196,7 @@ impl Gpu {
 
     /// The key resident on this device, if any (held by the caller until its
     /// kernels that read it are done).
-    pub fn resident_key(&self) -> Option<Arc<super::resident::ResidentKey>> {
+    pub fn resident_key(&self) -> Option<Arc<super::resident::copy::ResidentKey>> {
         self.resident.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 

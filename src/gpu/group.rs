@@ -6,7 +6,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::Group;
 
 use super::kernels::Kernel;
-use super::Limbs;
+use super::words::Limbs;
 pub use crate::curve::{G1, G2};
 
 /// A group the kernels are instantiated for: its host types, the sizes of

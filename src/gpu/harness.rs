@@ -5,8 +5,12 @@
 use blstrs::{G1Affine, Scalar};
 
 #[cfg(supraseal_gpu)]
-use super::{device, from_limbs, limbs, msm, ntt, GpuBackend};
-use super::{MsmProfile, MsmTuning};
+use super::backend::GpuBackend;
+#[cfg(supraseal_gpu)]
+use super::words::{from_limbs, limbs};
+#[cfg(supraseal_gpu)]
+use super::{device, msm, ntt};
+use super::tuning::{MsmProfile, MsmTuning};
 use crate::error::Result;
 
 /// Direct access to one GPU for tests and benchmarks, in every build: in a

@@ -10,7 +10,8 @@ use group::Group;
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::Kernel;
-use super::{limbs, Limbs, MsmProfile, MsmTuning};
+use super::tuning::{MsmProfile, MsmTuning};
+use super::words::{limbs, Limbs};
 use crate::error::Result;
 
 /// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/batch_add.cu).

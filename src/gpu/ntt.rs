@@ -10,7 +10,7 @@ use ff::Field;
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::{Kernel, NTT_TILE_LG};
-use super::limbs;
+use super::words::limbs;
 use super::scalar_buf::ScalarBuf;
 use crate::curve::root_of_unity;
 use crate::error::Result;

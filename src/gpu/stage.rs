@@ -27,7 +27,7 @@ use cudarc::driver::CudaStream;
 use super::device::{cuda_err, Gpu, HostRegistration, Registration};
 use super::exec::Exec;
 use super::faults::check_alloc;
-use super::limbs;
+use super::words::limbs;
 pub use super::scalar_buf::ScalarBuf;
 use super::resident::{self, KeyPlan, Residency};
 use crate::backend::{Abc, Admission};

@@ -13,7 +13,7 @@ use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::Kernel;
 use super::msm::{self, DeviceGroup, Levels, SortBuffers};
-use super::{limbs, Limbs};
+use super::words::{limbs, Limbs};
 use crate::error::{Error, Result};
 
 /// Sorted points per accumulation thread, and threads per block (the MSM's defaults).

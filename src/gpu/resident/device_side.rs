@@ -3,11 +3,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView};
+use cudarc::driver::CudaStream;
 
+pub use super::copy::ResidentKey;
+use super::copy::limbs_len;
 use super::{decide, Decision, Room};
 use crate::gpu::device::{cuda_err, Gpu};
-use crate::gpu::Limbs;
 use crate::error::Result;
 
 /// The host vectors of one key, as phase 0 found them: what phase 1 uploads.
@@ -32,40 +33,6 @@ impl KeyPlan {
     }
 }
 
-fn limbs_len<T: Limbs>(v: &[T]) -> usize {
-    T::WORDS * v.len()
-}
-
-/// One key's bases on one device.
-pub struct ResidentKey {
-    /// The key's [`Srs::id`](crate::srs::Srs).
-    pub srs_id: u64,
-    /// (host address, device copy) of each vector of the key's [`KeyPlan`].
-    vectors: Vec<(usize, CudaSlice<u64>)>,
-    /// The stream the copies were made (and are freed) on.
-    stream: Arc<CudaStream>,
-    /// Device bytes held.
-    pub bytes: usize,
-    /// Calls of other keys since this key's last call ([`super::IDLE_CALLS`]).
-    idle_calls: AtomicUsize,
-}
-
-impl ResidentKey {
-    /// The device copy of `bases` (`T::WORDS` u64 words per point) when they
-    /// lie within one of this key's host vectors, else `None`. Host vectors
-    /// of live keys never overlap, and a dropped key's copy is gone before
-    /// its vectors are freed, so a match is this key's bases.
-    pub fn find<T: Limbs>(&self, bases: &[T]) -> Option<CudaView<'_, u64>> {
-        if bases.is_empty() {
-            return None;
-        }
-        let (start, words) = (bases.as_ptr() as usize, limbs_len(bases));
-        self.vectors.iter().find_map(|(host, dev)| {
-            let off = start.checked_sub(*host)?;
-            (off % (8 * T::WORDS) == 0 && off / 8 + words <= dev.len()).then(|| dev.slice(off / 8..off / 8 + words))
-        })
-    }
-}
 
 /// What phase 1 did with the device's resident key.
 #[derive(Debug, PartialEq, Eq)]

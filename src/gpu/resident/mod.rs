@@ -130,6 +130,8 @@ mod tests {
 }
 
 #[cfg(supraseal_gpu)]
+pub mod copy;
+#[cfg(supraseal_gpu)]
 mod device_side;
 #[cfg(supraseal_gpu)]
 pub use device_side::*;
