@@ -79,26 +79,32 @@ fn job(n: usize, rng: &mut impl rand::Rng) -> Job {
     }
 }
 
-/// `generate_groth16_proofs_start_c` on the job's circuits, claiming `n` of them.
-fn start_claiming(j: &Job, n: usize) -> Result<*mut c_void, AbiError> {
+/// `generate_groth16_proofs_start_c` on the job's circuits, claiming `n` of
+/// them, with the key handle at `srs` and the result written to `out`.
+fn start_call(j: &Job, n: usize, srs: *const RawSrs, out: *mut *mut c_void) -> Result<(), AbiError> {
     let provers: Vec<CAssignment> = j.ws.iter().map(|w| w.assignment()).collect();
-    let mut h = std::ptr::null_mut();
     ffi::check(unsafe {
         ffi::generate_groth16_proofs_start_c(
             provers.as_ptr(),
             n,
             j.r.as_ptr() as *const fr_t,
             j.s.as_ptr() as *const fr_t,
-            j.srs.raw(),
+            srs,
             std::ptr::null_mut(),
             -1,
-            &mut h,
+            out,
         )
     })
-    .map(|()| h)
-    .inspect_err(|_| {
-        assert!(h.is_null(), "a failed start left a handle");
-    })
+}
+
+/// `generate_groth16_proofs_start_c` on the job's circuits, claiming `n` of them.
+fn start_claiming(j: &Job, n: usize) -> Result<*mut c_void, AbiError> {
+    let mut h = std::ptr::null_mut();
+    start_call(j, n, j.srs.raw(), &mut h)
+        .map(|()| h)
+        .inspect_err(|_| {
+            assert!(h.is_null(), "a failed start left a handle");
+        })
 }
 
 fn start_raw(j: &Job) -> *mut c_void {
@@ -348,20 +354,7 @@ fn misaligned_srs_and_pending_out_pointers_are_refused() {
     assert!(copy.ptr.is_null(), "clone_SRS of a misaligned pointer returns an empty handle");
     unsafe { ffi::drop_SRS(odd_srs as *mut ffi::RawSrs) }; // ignored, with a log line
     // A pending_out 4 bytes past an 8-byte boundary.
-    let odd_out = odd as *mut *mut c_void;
-    let e = ffi::check(unsafe {
-        ffi::generate_groth16_proofs_start_c(
-            provers.as_ptr(),
-            1,
-            j.r.as_ptr() as *const fr_t,
-            j.s.as_ptr() as *const fr_t,
-            j.srs.raw(),
-            std::ptr::null_mut(),
-            -1,
-            odd_out,
-        )
-    })
-    .unwrap_err();
+    let e = start_call(&j, 1, j.srs.raw(), odd as *mut *mut c_void).unwrap_err();
     assert_eq!(e.code, libc::EINVAL, "{e:?}");
     assert!(e.message.contains("pending_out") && e.message.contains("not aligned"), "{}", e.message);
     // The key still holds its references: the same job proves the same bytes.
