@@ -79,6 +79,17 @@ fn same_bits(x: &[u64], y: &[u64], len: usize) -> bool {
     x[..full] == y[..full] && (len.is_multiple_of(64) || ((x[full] ^ y[full]) & ((1u64 << (len % 64)) - 1)) == 0)
 }
 
+/// `EINVAL` naming the argument (`what()`, called only on error) unless
+/// `ptr` is aligned for `T`: the one alignment check of every pointer a
+/// caller hands the library.
+pub(crate) fn check_aligned<T, D: std::fmt::Display>(ptr: *const T, what: impl FnOnce() -> D) -> Result<()> {
+    let align = std::mem::align_of::<T>();
+    if !(ptr as usize).is_multiple_of(align) {
+        return Err(Error::invalid(format!("{} = {ptr:p} is not aligned to {align} bytes", what())));
+    }
+    Ok(())
+}
+
 /// Builds a slice from a caller pointer, checking NULL and alignment.
 ///
 /// # Safety
@@ -91,13 +102,7 @@ unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: impl Fn() -> String) -> 
     if ptr.is_null() {
         return Err(Error::invalid(format!("{} is NULL but its size is {len}", what())));
     }
-    if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
-        return Err(Error::invalid(format!(
-            "{} = {ptr:p} is not aligned to {} bytes",
-            what(),
-            std::mem::align_of::<T>()
-        )));
-    }
+    check_aligned(ptr, &what)?;
     if len.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
         return Err(Error::invalid(format!("{}: size {len} is impossibly large", what())));
     }

@@ -55,9 +55,7 @@ unsafe fn copy_scalars(ptr: *const fr_t, n: usize, name: &str) -> Result<Vec<Sca
     if ptr.is_null() {
         return Err(Error::invalid(format!("{name} is NULL but num_circuits is {n}")));
     }
-    if !(ptr as usize).is_multiple_of(std::mem::align_of::<fr_t>()) {
-        return Err(Error::invalid(format!("{name} = {ptr:p} is not aligned to 8 bytes")));
-    }
+    crate::assignment::check_aligned(ptr, || name)?;
     let mut v = crate::error::try_vec(n, format_args!("{name} (num_circuits = {n})"))?;
     // SAFETY: caller contract: `n` readable elements; Scalar shares fr_t's layout.
     v.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr as *const Scalar, n) });
@@ -95,21 +93,15 @@ pub(crate) unsafe fn start(
     }
     let locks = if gpu_mtx.is_null() { Locks::Default } else { Locks::Caller(handles::lock(gpu_mtx)?) };
     let gpu_index = usize::try_from(gpu_index).ok();
-    pipeline::start(pipeline::Call { key: key.clone(), batch, r, s, locks, gpu_index, validated: t0.elapsed() })
+    pipeline::start(pipeline::Call { key, batch, r, s, locks, gpu_index, validated: t0.elapsed() })
 }
 
-/// Checks that the argument `name` is a non-NULL pointer aligned for `T`
-/// (every pointer the library reads or writes through goes through this or
-/// an equivalent check first).
+/// Checks that the argument `name` is a non-NULL pointer aligned for `T`.
 pub(crate) fn check_ptr<T>(ptr: *const T, name: &str) -> Result<()> {
     if ptr.is_null() {
         return Err(Error::invalid(format!("{name} is NULL")));
     }
-    let align = std::mem::align_of::<T>();
-    if !(ptr as usize).is_multiple_of(align) {
-        return Err(Error::invalid(format!("{name} = {ptr:p} is not aligned to {align} bytes")));
-    }
-    Ok(())
+    crate::assignment::check_aligned(ptr, || name)
 }
 
 /// Checks the caller's proof array pointer (non-NULL, aligned).
