@@ -37,10 +37,12 @@ impl GpuBackend {
                 gpu.clock_mhz(),
             );
         }
+        // Counted as a call in flight (and awaiting phase 1) only once both
+        // streams exist: from here on, `Drop` undoes the counts.
+        let exec = Exec::new(gpu.clone(), settings)?;
         let stager = Stager::new(&gpu)?;
         gpu.active.fetch_add(1, Ordering::SeqCst);
-        let backend = GpuBackend { exec: Exec::new(gpu.clone(), settings).inspect_err(|_| stager.done(&gpu))?, stager };
-        Ok(backend)
+        Ok(GpuBackend { exec, stager })
     }
 
     /// This call's compute stream on the device.
