@@ -33,7 +33,6 @@ impl KeyPlan {
     }
 }
 
-
 /// What phase 1 did with the device's resident key.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Residency {
