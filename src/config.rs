@@ -134,6 +134,60 @@ pub fn load_check() -> Result<CheckOn> {
         .map_err(|why| Error::invalid(format!("SUPRASEAL_C2_LOAD_CHECK is {why}")))
 }
 
+/// How the params loader reads the file: reader threads, bytes per read,
+/// and whether each reader bypasses the page cache (`O_DIRECT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadIo {
+    /// Reader threads (`SUPRASEAL_C2_LOAD_READERS`, 0–256; 0: each decode
+    /// thread reads its own chunks). They sleep in `pread`, so the load's
+    /// thread cap does not count them.
+    pub readers: usize,
+    /// Bytes per read (`SUPRASEAL_C2_LOAD_READ_KB`, 64 KiB to 64 MiB).
+    pub read_bytes: usize,
+    /// `O_DIRECT` readers where the file system takes them
+    /// (`SUPRASEAL_C2_LOAD_DIRECT`, `on` or `off`).
+    pub direct: bool,
+}
+
+impl Default for LoadIo {
+    /// 16 readers of 1.5 MiB with `O_DIRECT`: the fastest of the settings
+    /// measured on the H200 host (BENCHMARKS.md, "Params load").
+    fn default() -> Self {
+        LoadIo { readers: 16, read_bytes: 1536 << 10, direct: true }
+    }
+}
+
+/// The loader's read settings from `SUPRASEAL_C2_LOAD_READERS`,
+/// `SUPRASEAL_C2_LOAD_READ_KB` and `SUPRASEAL_C2_LOAD_DIRECT` (each unset or
+/// empty: its default). Errors: `EINVAL` naming the variable and its range.
+pub fn load_io() -> Result<LoadIo> {
+    let var = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()).filter(|v| !v.is_empty());
+    load_io_from(var("SUPRASEAL_C2_LOAD_READERS"), var("SUPRASEAL_C2_LOAD_READ_KB"), var("SUPRASEAL_C2_LOAD_DIRECT"))
+}
+
+fn load_io_from(readers: Option<String>, read_kb: Option<String>, direct: Option<String>) -> Result<LoadIo> {
+    let d = LoadIo::default();
+    let number = |name: &str, v: Option<String>, lo: usize, hi: usize, unit: &str| -> Result<Option<usize>> {
+        v.map(|v| {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| Error::invalid(format!("{name} is {v:?} but must be a whole number of {unit} from {lo} to {hi}")))
+        })
+        .transpose()
+    };
+    let readers = number("SUPRASEAL_C2_LOAD_READERS", readers, 0, 256, "threads")?.unwrap_or(d.readers);
+    let read_bytes = number("SUPRASEAL_C2_LOAD_READ_KB", read_kb, 64, 65536, "KiB")?.map_or(d.read_bytes, |k| k << 10);
+    let direct = match direct.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
+        None => d.direct,
+        Some(v) if v == "on" || v == "1" => true,
+        Some(v) if v == "off" || v == "0" => false,
+        Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOAD_DIRECT is {v:?} but must be on or off"))),
+    };
+    Ok(LoadIo { readers, read_bytes, direct })
+}
+
 /// Empty is unset, as for the other switches; anything else must parse.
 fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
     v.filter(|v| !v.is_empty()).map(|v| {
@@ -319,6 +373,24 @@ mod tests {
         for bad in ["0", "-1", "many", " ", "5000", "\u{fffd}"] {
             let e = load_threads_from(Some(bad.into())).unwrap_err();
             assert!(e.message.contains("SUPRASEAL_C2_LOAD_THREADS"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn load_io_parses_and_refuses_bad_values() {
+        assert_eq!(load_io_from(None, None, None).unwrap(), LoadIo::default());
+        let io = load_io_from(Some("32".into()), Some("4096".into()), Some("off".into())).unwrap();
+        assert_eq!(io, LoadIo { readers: 32, read_bytes: 4 << 20, direct: false });
+        assert_eq!(load_io_from(Some("0".into()), None, Some("ON".into())).unwrap().readers, 0);
+        for (readers, kb, direct, name) in [
+            (Some("257"), None, None, "SUPRASEAL_C2_LOAD_READERS"),
+            (Some("x"), None, None, "SUPRASEAL_C2_LOAD_READERS"),
+            (None, Some("32"), None, "SUPRASEAL_C2_LOAD_READ_KB"),
+            (None, Some("1M"), None, "SUPRASEAL_C2_LOAD_READ_KB"),
+            (None, None, Some("yes"), "SUPRASEAL_C2_LOAD_DIRECT"),
+        ] {
+            let e = load_io_from(readers.map(Into::into), kb.map(Into::into), direct.map(Into::into)).unwrap_err();
+            assert!(e.message.contains(name), "{}", e.message);
         }
     }
 

@@ -54,6 +54,7 @@ internal! {
     groth16;
     locks;
     log;
+    params;
     pipeline;
     srs;
     threads;
@@ -74,4 +75,5 @@ pub use gpu::{device_count as gpu_device_count, BUILT_WITH_KERNELS};
 pub use locks::{LockHandle, LockMode, Span};
 pub use pipeline::{record_reports, take_reports, CallReport};
 pub use srs::subgroup::ROUNDS as SUBGROUP_ROUNDS;
-pub use srs::{open as open_params, LoadOptions, LoadReport, Srs};
+pub use params::open as open_params;
+pub use srs::{LoadOptions, LoadReport, Srs};

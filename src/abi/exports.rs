@@ -11,7 +11,7 @@ use super::{guard, guard_err, handles};
 use crate::error::{Error, Result};
 use super::intake::{self, srs_ref};
 use crate::pipeline::Pending;
-use crate::srs::{self, Srs};
+use crate::srs::Srs;
 
 /// Loads (or fetches from the cache) a params file.
 ///
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, c
         // SAFETY: non-NULL C string by contract.
         let bytes = unsafe { CStr::from_ptr(params_path) }.to_bytes();
         let path = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
-        let srs = srs::open(path, cache)?;
+        let srs = crate::params::open(path, cache)?;
         // SAFETY: `ret` is non-NULL and writable by contract.
         unsafe { ret.write(SRS { ptr: Arc::into_raw(srs) as *const c_void }) };
         Ok(())
@@ -59,7 +59,7 @@ pub unsafe extern "C" fn evict_SRS(srs: *const SRS) {
     guard("evict_SRS", |_| (), || {
         // SAFETY: forwarded contract.
         if let Ok(s) = unsafe { srs_ref(srs) } {
-            srs::evict(s);
+            crate::params::evict(s);
         }
     })
 }

@@ -1,22 +1,13 @@
 //! The params loader's use of the GPU: bucket sums for the batched subgroup
 //! check ([`super::subgroup`]) on GPU 0, given way to proving calls.
 
+#[cfg(supraseal_gpu)]
 use blstrs::{G1Affine, G2Affine};
 
 #[cfg(supraseal_gpu)]
 use super::{device, exec, msm, subgroup};
 use crate::error::Result;
-
-/// A device that computes the bucket sums of the params loader's subgroup
-/// check ([`subgroup::bucket_sums`]; the host forms and checks the rounds).
-pub trait BucketSums: Send + Sync {
-    /// Which device, for logs (e.g. `GPU 0`).
-    fn name(&self) -> String;
-    /// G1 bucket sums, `groups · buckets` points, group-major.
-    fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G1Projective>>;
-    /// G2 bucket sums, as [`BucketSums::g1`].
-    fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G2Projective>>;
-}
+pub use crate::srs::BucketSums;
 
 /// GPU 0 for the params loader's subgroup check: `Ok(None)` when this build
 /// has no kernels or no device is usable. Errors: a CUDA error number when

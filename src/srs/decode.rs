@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::layout::{located, Section};
 use super::source::Source;
+use crate::config::LoadIo;
 use crate::error::{try_vec, Result};
 
 /// Reads and decodes one vector in parallel chunks, straight into its final
@@ -25,9 +26,10 @@ pub(super) fn decode_section<S: Source, T: Send>(
     point_bytes: usize,
     decode: fn(&[u8]) -> std::result::Result<T, String>,
     tick: &(dyn Fn(usize) + Sync),
+    io: &LoadIo,
 ) -> Result<Vec<T>> {
     let mut out: Vec<T> = try_vec(s.count, format_args!("{}: section {}", path.display(), s.name))?;
-    let chunk = chunk_points(point_bytes);
+    let chunk = (io.read_bytes / point_bytes).max(1);
     let decode_chunk = |c: usize, slots: &mut [std::mem::MaybeUninit<T>], buf: &[u8]| -> Result<()> {
         let first = c * chunk;
         for (i, (slot, bytes)) in slots.iter_mut().zip(buf.chunks_exact(point_bytes)).enumerate() {
@@ -44,8 +46,8 @@ pub(super) fn decode_section<S: Source, T: Send>(
     let spare = &mut out.spare_capacity_mut()[..s.count];
     let n = s.count.div_ceil(chunk);
     // One chunk has nothing to overlap with.
-    let readers = if n < 2 { 0 } else { READERS.min(n) };
-    if readers == 0 || !read_ahead(src, s, point_bytes, chunk, readers, spare, &decode_chunk)? {
+    let readers = if n < 2 { 0 } else { io.readers.min(n) };
+    if readers == 0 || !read_ahead(src, s, point_bytes, chunk, readers, io.direct, spare, &decode_chunk)? {
         spare.par_chunks_mut(chunk).enumerate().try_for_each(|(c, slots)| {
             let mut buf = vec![0u8; slots.len() * point_bytes];
             src.read_at(&mut buf, s.start + (c * chunk * point_bytes) as u64)?;
@@ -58,18 +60,6 @@ pub(super) fn decode_section<S: Source, T: Send>(
     Ok(out)
 }
 
-/// Bytes per read: 1.5 MiB (larger reads measured slower on the H200 host).
-const READ_BYTES: usize = 1536 << 10;
-
-/// Points per read.
-fn chunk_points(point_bytes: usize) -> usize {
-    (READ_BYTES / point_bytes).max(1)
-}
-
-/// Reader threads: they sleep in `pread`, so they are not counted in the
-/// load's thread cap (16 and 32 measured alike, 64 slower).
-const READERS: usize = 16;
-
 /// Decodes chunk c's bytes into its slots.
 type DecodeChunk<'a, T> = dyn Fn(usize, &mut [std::mem::MaybeUninit<T>], &[u8]) -> Result<()> + Sync + 'a;
 
@@ -79,12 +69,14 @@ type DecodeChunk<'a, T> = dyn Fn(usize, &mut [std::mem::MaybeUninit<T>], &[u8]) 
 /// them. Buffers number readers + decode threads, which bounds the memory
 /// in flight. Returns `false`, having read nothing, if no reader thread
 /// could be started.
+#[allow(clippy::too_many_arguments)]
 fn read_ahead<S: Source, T: Send>(
     src: &S,
     s: &Section,
     point_bytes: usize,
     chunk: usize,
     readers: usize,
+    direct: bool,
     spare: &mut [std::mem::MaybeUninit<T>],
     decode_chunk: &DecodeChunk<'_, T>,
 ) -> Result<bool> {
@@ -108,7 +100,7 @@ fn read_ahead<S: Source, T: Send>(
             let (next, stop, free_rx) = (&next, &stop, &free_rx);
             // O_DIRECT where the file system takes it (a 2^24 file on the
             // H200 host: decode 3.6 s, against 4.9 s through the page cache).
-            let mut own = src.reader(chunk * point_bytes);
+            let mut own = if direct { src.reader(chunk * point_bytes) } else { None };
             let read = move || loop {
                 if stop.load(Ordering::Relaxed) {
                     return;

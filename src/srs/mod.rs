@@ -1,4 +1,5 @@
-//! The params (SRS) file: parsing, point validation and the handle cache.
+//! The params (SRS) file: parsing and point validation (the handle cache and
+//! the device that checks are in [`crate::params`]).
 //!
 //! Format (docs/ARCHITECTURE.md §3; bellperson's `Parameters::write`), all integers
 //! big-endian: `alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2`, then
@@ -26,7 +27,6 @@ use crate::log::round2;
 
 mod bisect;
 pub mod buckets;
-mod cache;
 mod combine;
 mod decode;
 mod group;
@@ -38,7 +38,7 @@ pub mod subgroup;
 mod torsion;
 
 pub use read::{LoadOptions, LoadReport};
-pub use cache::{cached_entries, evict, open, CACHE_CAPACITY};
+pub use offload::{BucketSums, CheckDevice};
 use subgroup::Subgroup;
 
 /// Bytes of one uncompressed G1 point in the file.
@@ -182,27 +182,7 @@ impl Srs {
         Srs { host_pin: Default::default(), device_copies: Default::default(), id, path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
     }
 
-    /// Reads and validates a params file (see [`Srs::load_with`]), with
-    /// `SUPRASEAL_C2_LOAD_THREADS` threads when it is set.
-    ///
-    /// Errors: `ENOENT` (missing), the OS errno or `EIO` (unreadable, a
-    /// directory, truncated while being read), `EINVAL` (any malformed
-    /// section or point, or a bad `SUPRASEAL_C2_LOAD_THREADS` or
-    /// `SUPRASEAL_C2_LOAD_CHECK`; the message names the file, the section,
-    /// the point and its byte offset), `ENODEV` (the check demanded on a GPU
-    /// and none usable),
-    /// `ENOMEM` (the points do not fit in host memory).
-    pub fn load(path: &Path) -> Result<Srs> {
-        let threads = crate::config::load_threads()?;
-        Srs::load_with(path, &LoadOptions { threads, ..Default::default() }).map(|(srs, _)| srs)
-    }
-
-    /// Reads and validates a params file with the given threads and progress
-    /// callback, and says how long each phase took. Every point is decoded
-    /// canonically and checked on the curve; subgroup membership is checked
-    /// per vector with the batched test of [`subgroup`] (a bad point passes
-    /// with probability below 2⁻¹²⁸). Errors as [`Srs::load`].
-    pub fn load_with(path: &Path, opts: &LoadOptions<'_>) -> Result<(Srs, LoadReport)> {
+    pub(crate) fn load_file(path: &Path, opts: &LoadOptions<'_>, device: &CheckDevice<'_>) -> Result<(Srs, LoadReport)> {
         use std::os::unix::fs::OpenOptionsExt;
         // The kind first, from the path: sockets and some devices fail in
         // open() with errno values that say nothing about params files.
@@ -237,7 +217,7 @@ impl Srs {
             Some(on) => on,
             None => crate::config::load_check()?,
         };
-        let (srs, report) = in_pool(opts.threads, || read::load(&src, path, check_on, opts.progress))?;
+        let (srs, report) = in_pool(opts.threads, || read::load(&src, path, check_on, device, opts.progress))?;
         // A rewrite in place that kept the size is caught here: the points
         // read may mix two versions of the file. The inode change time
         // catches a rewrite that restored the modification time.
@@ -279,7 +259,7 @@ impl Srs {
         if bytes.is_empty() {
             return Err(Error::invalid(format!("{}: params file is empty", path.display())));
         }
-        read::load(&source::Memory(bytes), path, crate::config::CheckOn::Cpu, None).map(|(srs, _)| srs)
+        read::load(&source::Memory(bytes), path, crate::config::CheckOn::Cpu, &|_, _| Ok(None), None).map(|(srs, _)| srs)
     }
 }
 

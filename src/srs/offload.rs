@@ -14,7 +14,6 @@ use super::{G1_BYTES, G2_BYTES};
 use crate::config::CheckOn;
 use crate::cpu::msm;
 use crate::error::{code, Error, Result};
-use crate::gpu::BucketSums;
 
 /// Vectors at least this long go to the device when one checks (shorter
 /// ones cost more to ship than to check here).
@@ -38,24 +37,21 @@ pub(super) enum Sums {
 /// bucket sums or the error, seconds).
 pub(super) type DeviceResult = (u64, Vector, Result<Sums>, f64);
 
-/// The device to check on, if any, for `on`. Errors: with `Gpu`, `ENODEV`
-/// when no GPU is usable and the device's error when it cannot be opened.
-pub(super) fn checker(on: CheckOn, path: &Path) -> Result<Option<Box<dyn BucketSums>>> {
-    match on {
-        CheckOn::Cpu => Ok(None),
-        CheckOn::Gpu => crate::gpu::subgroup_device()?.map(Some).ok_or_else(|| {
-            Error::no_device(format!(
-                "{}: the subgroup check was asked to run on the GPU (SUPRASEAL_C2_LOAD_CHECK=gpu or --check-on gpu) but no GPU is usable{}",
-                path.display(),
-                if crate::gpu::BUILT_WITH_KERNELS { "" } else { " (this build has no GPU kernels)" }
-            ))
-        }),
-        CheckOn::Auto => crate::gpu::subgroup_device().or_else(|e| {
-            tracing::warn!(target: "supraseal_c2::srs", error = %e.message, "GPU not usable for the params check: checking on the CPU");
-            Ok(None)
-        }),
-    }
+/// A device that computes the bucket sums of the params loader's subgroup
+/// check (`gpu::subgroup`; the host forms and checks the rounds).
+pub trait BucketSums: Send + Sync {
+    /// Which device, for logs (e.g. `GPU 0`).
+    fn name(&self) -> String;
+    /// G1 bucket sums, `groups · buckets` points, group-major.
+    fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<G1Projective>>;
+    /// G2 bucket sums, as [`BucketSums::g1`].
+    fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<G2Projective>>;
 }
+
+/// Where a load's long vectors are checked, for a switch value and the file
+/// (named in messages): `Ok(None)` for the CPU. The caller supplies it
+/// (`crate::params` asks the GPU layer), so this module needs no device code.
+pub type CheckDevice<'a> = dyn Fn(CheckOn, &Path) -> Result<Option<Box<dyn BucketSums>>> + Sync + 'a;
 
 /// The device worker's loop: the bucket sums of every vector received on
 /// `rx` (digits from the key `words`) until the sender is dropped, each

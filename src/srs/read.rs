@@ -17,7 +17,7 @@ use blstrs::G1Affine;
 
 use super::decode::decode_section;
 use super::layout::{check, located, Layout};
-use super::offload::{self, DeviceResult, Vector, DEVICE_MIN};
+use super::offload::{self, CheckDevice, DeviceResult, Vector, DEVICE_MIN};
 use super::source::Source;
 use super::subgroup::Key;
 use super::{decode_g1_on_curve, decode_g2_on_curve, Srs, G1_BYTES, G2_BYTES};
@@ -61,10 +61,17 @@ pub struct LoadReport {
 }
 
 /// Loads `src` (named `path` in messages) on the current rayon pool. With a
-/// device to check on, each large vector's bucket sums are computed there by
+/// device to check on (`device(check_on, path)`, asked only when a vector is long enough), each large vector's bucket sums are computed there by
 /// one thread while the next vector decodes here.
-pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<(Srs, LoadReport)> {
+pub(crate) fn load<S: Source>(
+    src: &S,
+    path: &Path,
+    check_on: CheckOn,
+    device: &CheckDevice<'_>,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Result<(Srs, LoadReport)> {
     let t0 = Instant::now();
+    let io = crate::config::load_io()?;
     let mut lay = Layout { src, path, pos: 0 };
     let alpha_g1 = lay.g1("alpha_g1")?;
     let beta_g1 = lay.g1("beta_g1")?;
@@ -84,7 +91,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
     }
     // The device only where some vector is long enough to go there.
     let long = g1_sections.iter().map(|s| s.count).chain([b_g2.count]).any(|c| c >= DEVICE_MIN);
-    let device = if long { offload::checker(check_on, path)? } else { None };
+    let device = if long { device(check_on, path)? } else { None };
     // Secret, and drawn per load: a file cannot be made against the digits.
     let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
 
@@ -96,7 +103,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
             p(d, src.len());
         }
     };
-    let ic_points = decode_section(src, path, &ic, G1_BYTES, decode_g1_on_curve, &tick)?;
+    let ic_points = decode_section(src, path, &ic, G1_BYTES, decode_g1_on_curve, &tick, &io)?;
     let mut g1: Vec<Option<Vec<G1Affine>>> = vec![None, None, None, None];
     let mut g2 = None;
     let mut decode_s = 0.0;
@@ -110,7 +117,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
         });
         // b_g2 first (pread reads in any order): its device time, the
         // longest per byte, then overlaps the G1 decodes.
-        let v = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick)?;
+        let v = decode_section(src, path, &b_g2, G2_BYTES, decode_g2_on_curve, &tick, &io)?;
         match &worker {
             Some(_) if v.len() >= DEVICE_MIN => {
                 // A send fails only if the worker is gone (a panic outside
@@ -120,7 +127,7 @@ pub(crate) fn load<S: Source>(src: &S, path: &Path, check_on: CheckOn, progress:
             _ => g2 = Some(v),
         }
         for (i, s) in g1_sections.iter().enumerate() {
-            let v = decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick)?;
+            let v = decode_section(src, path, s, G1_BYTES, decode_g1_on_curve, &tick, &io)?;
             match &worker {
                 Some(_) if v.len() >= DEVICE_MIN => {
                     let _ = tx.send((i as u64, Vector::G1(v)));

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::Srs;
+use crate::srs::Srs;
 use crate::error::Result;
 
 /// How many loaded keys the cache keeps (the reference keeps 4).
