@@ -6,6 +6,8 @@
 
 use blst::{blst_fp, blst_fp2, blst_p1_affine, blst_p2_affine};
 
+use super::combine::NEGATED;
+
 /// Additions per batched inversion.
 const BATCH: usize = 1024;
 
@@ -122,9 +124,9 @@ fn is_inf<A: Affine>(p: &A) -> bool {
     p.x().is_zero() && p.y().is_zero()
 }
 
-/// Sums of the points that fall in each bucket: `sums[b]` is Σ points[i]
-/// over the i with `index[i] == b` (the point at infinity for an empty
-/// bucket). Bucket 0 is skipped (its sum is left at infinity). Curves of odd
+/// Sums of the points that fall in each bucket: `sums[b]` is Σ ±points[i]
+/// over the i whose `index[i]` names bucket b in its low 15 bits, the point
+/// negated where bit 15 is set (the point at infinity for an empty bucket). Bucket 0 is skipped (its sum is left at infinity). Curves of odd
 /// order only (no point with y = 0), as BLS12-381's G1 and G2 curves are.
 pub fn accumulate<A: Affine>(points: &[A], index: &[u16], sums: &mut [A]) {
     // 1 costs an inversion to make (`fp_one`): once per call, not per batch.
@@ -145,7 +147,7 @@ pub fn accumulate<A: Affine>(points: &[A], index: &[u16], sums: &mut [A]) {
     let mut round = 0u32;
     while !pending.is_empty() {
         for &i in &pending {
-            let b = index[i] as usize;
+            let b = (index[i] & !NEGATED) as usize;
             let p = &points[i];
             if b == 0 || is_inf(p) {
                 continue;
@@ -155,21 +157,36 @@ pub fn accumulate<A: Affine>(points: &[A], index: &[u16], sums: &mut [A]) {
                 continue;
             }
             if is_inf(&sums[b]) {
-                sums[b] = *p;
+                sums[b] = signed(p, index[i]);
                 continue;
             }
             stamp[b] = round + 1;
             batch.push((b as u16, i));
             if batch.len() == BATCH {
-                flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
+                flush(points, index, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
                 round += 1;
             }
         }
-        flush(points, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
+        flush(points, index, sums, &mut batch, &mut num, &mut den, &mut prefix, &mut cancel, &c);
         round += 1;
         std::mem::swap(&mut pending, &mut waiting);
         waiting.clear();
     }
+}
+
+/// `p`, negated when `index` has the [`NEGATED`] bit.
+#[inline]
+fn signed<A: Affine>(p: &A, index: u16) -> A {
+    if index & NEGATED == 0 {
+        *p
+    } else {
+        negate(p)
+    }
+}
+
+/// −p (infinity stays infinity: its y is 0).
+pub(super) fn negate<A: Affine>(p: &A) -> A {
+    A::new(*p.x(), A::F::default().sub(p.y()))
 }
 
 /// 1, 2 and 3 in the field (Montgomery form).
@@ -183,6 +200,7 @@ struct Consts<F> {
 #[allow(clippy::too_many_arguments)]
 fn flush<A: Affine>(
     points: &[A],
+    index: &[u16],
     sums: &mut [A],
     batch: &mut Vec<(u16, usize)>,
     num: &mut [A::F],
@@ -196,7 +214,7 @@ fn flush<A: Affine>(
     }
     let mut acc = c.one;
     for (k, &(b, i)) in batch.iter().enumerate() {
-        let (q, p) = (&sums[b as usize], &points[i]);
+        let (q, p) = (&sums[b as usize], &signed(&points[i], index[i]));
         cancel[k] = false;
         if q.x().eq(p.x()) {
             if q.y().eq(p.y()) {
@@ -226,7 +244,7 @@ fn flush<A: Affine>(
             sums[b as usize] = A::default();
             continue;
         }
-        let p = &points[i];
+        let p = &signed(&points[i], index[i]);
         let lambda = num[k].mul(&d_inv);
         let x3 = lambda.sqr().sub(q.x()).sub(p.x());
         let y3 = lambda.mul(&q.x().sub(&x3)).sub(q.y());

@@ -10,23 +10,74 @@ use crate::cpu::msm::{self, Curve};
 
 /// Rounds needed: a bad vector passes all of them with probability ≤ 3⁻⁸¹ < 2⁻¹²⁸.
 pub const ROUNDS: usize = 81;
-/// The most ternary digits per bucket index (3⁸ = 6,561 buckets: measured
-/// faster than 3⁹ on a 2-core EPYC, the buckets staying in cache).
-const MAX_DIGITS: u32 = 8;
+/// The most digits per bucket index on the host: 9 balanced-ternary digits
+/// give 9 groups of 9 rounds (exactly 81) over (3⁹ + 1) / 2 = 9,842 buckets.
+const MAX_DIGITS: u32 = 9;
 /// The most points per task (a task's bucket indices and work lists are
 /// a few bytes per point).
 pub(super) const RANGE: usize = 1 << 22;
 /// The fewest points per task (more threads than that leave some idle).
 pub(super) const MIN_RANGE: usize = 1 << 14;
 
-/// Digits per group (rounds per group) for ranges of `n` points: more
-/// digits mean fewer groups (additions per point) but 3^digits buckets whose
-/// combination costs about digits · 3^digits additions per group and range.
-pub(super) fn digits_for(n: usize) -> u32 {
+/// How a point's bucket index encodes its digits for one group of rounds.
+///
+/// - **Unsigned** (the device's): bucket b ∈ [0, 3^count) has the base-3
+///   digits of b, each in {0, 1, 2}.
+/// - **Signed** (the host's): a point draws w uniform in [−M, M], M =
+///   (3^count − 1) / 2, whose balanced-ternary digits (each in {−1, 0, 1})
+///   are its digits; it goes to bucket |w| with the sign of w, i.e. negated
+///   when w < 0. A digit vector and its negation share a bucket, so there
+///   are M + 1 buckets instead of 3^count. Soundness is the same: for a point
+///   with a component T of odd order, −T, 0 and T are distinct, so at most
+///   one of a round's three digits lets it pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Digits {
+    pub count: u32,
+    pub signed: bool,
+}
+
+impl Digits {
+    /// The device's scheme: `count` unsigned digits.
+    pub fn unsigned(count: u32) -> Digits {
+        Digits { count, signed: false }
+    }
+    /// Buckets per group.
+    pub fn buckets(self) -> usize {
+        let all = 3usize.pow(self.count);
+        if self.signed {
+            all / 2 + 1
+        } else {
+            all
+        }
+    }
+    /// Bucket index values drawn per group (the range w or b is drawn from).
+    pub fn draws(self) -> usize {
+        3usize.pow(self.count)
+    }
+    /// The digits of bucket `b` (`count` of them, least significant first).
+    pub fn of(self, mut b: usize, out: &mut [i8]) {
+        for d in out.iter_mut().take(self.count as usize) {
+            let r = (b % 3) as i8;
+            b /= 3;
+            *d = if self.signed && r == 2 {
+                b += 1;
+                -1
+            } else {
+                r
+            };
+        }
+    }
+}
+
+/// Digits per group (rounds per group) for ranges of `n` points on the host:
+/// more digits mean fewer groups (additions per point) but more buckets, whose
+/// combination costs about digits · buckets additions per group and range.
+pub(super) fn digits_for(n: usize) -> Digits {
     (1..=MAX_DIGITS)
-        .min_by_key(|&g| {
-            let groups = ROUNDS.div_ceil(g as usize);
-            groups * n + groups * g as usize * 3usize.pow(g)
+        .map(|count| Digits { count, signed: true })
+        .min_by_key(|d| {
+            let groups = ROUNDS.div_ceil(d.count as usize);
+            groups * n + groups * d.count as usize * d.buckets()
         })
         .expect("non-empty range")
 }

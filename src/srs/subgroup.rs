@@ -17,23 +17,29 @@
 //! large random scalars is not enough: P + T with T of order 3 would pass it
 //! with probability 1/3.)
 //!
-//! **The cost.** Rounds come in groups of g (up to 8): each point draws one
-//! bucket index b ∈ [0, 3^g) per group, whose base-3 digits are its digits
-//! for the group's g rounds. The points of each bucket are summed with affine
-//! additions whose inversions are batched across buckets (`buckets.rs`: one
-//! addition per point), then each round's Sⱼ is Σ_b digitⱼ(b)·S_b over the
-//! bucket sums (blst's bulk addition). A point so costs ⌈81/g⌉ affine
-//! additions (11 for large vectors) instead of 81, plus about 81 full subgroup
-//! checks per vector; g is chosen from the range size so that combining the
-//! 3^g bucket sums stays small beside the additions. Vectors of at most 96
-//! points are checked point by point instead, which is cheaper.
+//! **The cost.** Rounds come in groups of g (up to 9): per group each point
+//! draws w uniform in [−M, M], M = (3^g − 1) / 2, whose balanced-ternary
+//! digits (each in {−1, 0, 1}) are its digits for the group's g rounds, and
+//! goes into bucket |w|, negated when w < 0 (a digit vector and its negation
+//! share a bucket, so a group has M + 1 buckets, not 3^g). For a point with
+//! a component T of odd order, −T, 0 and T are distinct, so the argument
+//! above holds digit by digit. The points of each bucket are summed with
+//! affine additions whose inversions are batched across buckets
+//! (`buckets.rs`: one addition per point), then each round's Sⱼ is
+//! Σ_b digitⱼ(b)·S_b over the bucket sums (blst's bulk addition). A point so
+//! costs ⌈81/g⌉ affine additions (9 for large vectors: 9 groups of 9 digits
+//! over 9,842 buckets) instead of 81, plus about 81 full subgroup checks per
+//! vector; g is chosen from the range size so that combining the buckets
+//! stays small beside the additions. Vectors of at most 96 points are
+//! checked point by point instead, which is cheaper.
 //!
 //! **On the GPU.** The bucket sums are the bulk of the cost, and an MSM's
 //! bucket accumulation on the device computes exactly them: `gpu::subgroup`
 //! draws every point's bucket from the same ChaCha8 words on the device,
-//! sorts and sums the points there (3⁸ buckets, 11 groups), and the host
-//! forms and checks the rounds from the bucket sums
-//! ([`combinations_from_sums`]), equal to the host's own. The loader sends
+//! sorts and sums the points there (unsigned digits in {0, 1, 2}: 3⁸ buckets,
+//! 11 groups), and the host forms and checks the rounds from the bucket sums
+//! ([`combinations_from_sums`]), equal to the host's with the same digits
+//! ([`host_combinations`]). The loader sends
 //! vectors of 2^16 points or more there when a GPU is usable
 //! (`SUPRASEAL_C2_LOAD_CHECK`), while it decodes the next vector; a vector
 //! that fails there is checked again here, which names the bad point.
