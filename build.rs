@@ -8,8 +8,8 @@
 //! in a cargo warning: cargo replays warnings on every later command, and a
 //! CPU-only build is a normal choice (the CLI says so at run time). A GPU
 //! build that was asked for (nvcc found) but cannot be made is a warning.
-//! `cargo:kernels=0|1` tells dependents (`DEP_SUPRASEAL_C2_KERNELS`, e.g.
-//! cli/build.rs) whether the kernels are built. Architectures: SASS for sm_75,
+//! `cargo:kernels=0|1` tells dependents (`DEP_SUPRASEAL_C2_KERNELS`) whether
+//! the kernels are built. Architectures: SASS for sm_75,
 //! sm_80, sm_86, sm_89, sm_90 and sm_120 where `nvcc --list-gpu-code` lists
 //! them, plus PTX for the newest; `SUPRASEAL_C2_CUDA_ARCHS` (e.g. `90` or
 //! `80,90`) narrows the list. The sppark crate's device headers (a build

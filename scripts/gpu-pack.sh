@@ -26,8 +26,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         print(m["executable"])'
 }
-for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2-cli --test gpu_proofs) \
-  $(list_tests -p supraseal-c2-cli --test lock_protocol) $(list_tests -p supraseal-c2-cli --test gpu_params); do
+for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2 --test gpu_proofs) \
+  $(list_tests -p supraseal-c2 --test lock_protocol) $(list_tests -p supraseal-c2 --test gpu_params); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done

@@ -2,7 +2,7 @@
 //! environment at the start of every proving call (and of every params load's
 //! device check) so that a benchmark can compare modes in one process: a
 //! value changed between two calls applies to the second
-//! (`cli/tests/break_switches.rs` checks it). Change them only while no call
+//! (`tests/break_switches.rs` checks it). Change them only while no call
 //! is in flight: a call reads them once, at its start, but C's `setenv` (from
 //! C, or Go's `os.Setenv` through cgo) is not safe against a concurrent
 //! `getenv` in glibc, and Rust's own lock around the environment does not

@@ -10,6 +10,7 @@ use std::process::Command;
 use supraseal_c2_cli::ffi::{self, Params};
 use supraseal_c2_cli::synthetic::{self, Shape};
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 fn scratch(name: &str) -> PathBuf {

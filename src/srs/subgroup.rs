@@ -116,7 +116,7 @@ pub fn batched<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Re
 }
 
 /// Points outside the subgroup, for tests of the check (here and in
-/// `cli/tests/srs_errors.rs`; made in `torsion.rs`). Not a supported API.
+/// `tests/srs_errors.rs`; made in `torsion.rs`). Not a supported API.
 #[doc(hidden)]
 pub mod testing {
     pub use super::super::torsion::{g1_with_torsion, g2_with_torsion, G1_PRIMES, G2_PRIMES};

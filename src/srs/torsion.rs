@@ -1,5 +1,5 @@
 //! Points outside the subgroup, for tests of the check (the batched check's
-//! own tests and `cli/tests/srs_errors.rs`, through `srs::subgroup::testing`):
+//! own tests and `tests/srs_errors.rs`, through `srs::subgroup::testing`):
 //! a subgroup point plus a point of exact prime order q for each prime q
 //! dividing the cofactor. Not a supported API.
 

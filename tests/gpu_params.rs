@@ -32,7 +32,7 @@ fn load(path: &Path) -> supraseal_c2::Result<(Srs, LoadReport)> {
 }
 
 #[test]
-#[cfg_attr(not(gpu_kernels), ignore = "built without GPU kernels (nvcc not found at build time)")]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn the_gpu_check_passes_valid_vectors_and_names_every_bad_point() {
     if supraseal_c2::gpu::subgroup_device().unwrap().is_none() {
         eprintln!("skipped: no usable GPU");

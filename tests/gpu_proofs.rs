@@ -18,7 +18,7 @@ fn prove_with(backend: &str, srs: &Params, ws: &[supraseal_c2_cli::collector::Wi
 }
 
 #[test]
-#[cfg_attr(not(gpu_kernels), ignore = "built without GPU kernels (nvcc not found at build time)")]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
     let gpu = match GpuBackendHandle::open(0) {
         Ok(g) => g,
