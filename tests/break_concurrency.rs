@@ -11,7 +11,7 @@
 //! handle and read process-wide reports, so they run one at a time.
 
 mod common;
-use common::Handle;
+use common::{switches, Handle};
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -33,22 +33,6 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 5] = [
-    "SUPRASEAL_C2_LOCKS",
-    "SUPRASEAL_C2_PRESTAGE",
-    "SUPRASEAL_C2_VRAM_LIMIT_MB",
-    "SUPRASEAL_C2_VRAM_MARGIN_MB",
-    "SUPRASEAL_C2_FAULT_ALLOC",
-];
-
-fn switches(vars: &[(&str, &str)]) {
-    for k in SWITCHES {
-        std::env::remove_var(k);
-    }
-    for (k, v) in vars {
-        std::env::set_var(k, v);
-    }
-}
 
 /// Aborts the process unless the returned sender is dropped within `secs`.
 fn watchdog(what: &'static str, secs: u64) -> mpsc::Sender<()> {

@@ -11,7 +11,7 @@
 //! they take one lock and run one at a time.
 
 mod common;
-use common::Handle;
+use common::{switches, Handle};
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -29,24 +29,6 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 6] = [
-    "SUPRASEAL_C2_LOCKS",
-    "SUPRASEAL_C2_KEY_RESIDENT",
-    "SUPRASEAL_C2_PRESTAGE",
-    "SUPRASEAL_C2_VRAM_LIMIT_MB",
-    "SUPRASEAL_C2_VRAM_MARGIN_MB",
-    "SUPRASEAL_C2_FAULT_ALLOC",
-];
-
-/// Sets exactly `vars` among the switches (only while no call is in flight).
-fn switches(vars: &[(&str, &str)]) {
-    for k in SWITCHES {
-        std::env::remove_var(k);
-    }
-    for (k, v) in vars {
-        std::env::set_var(k, v);
-    }
-}
 
 fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()

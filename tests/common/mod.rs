@@ -40,3 +40,24 @@ pub struct Handle(pub *mut std::ffi::c_void);
 unsafe impl Send for Handle {}
 // SAFETY: as above.
 unsafe impl Sync for Handle {}
+
+/// The pipeline's switches that the lock and concurrency tests set.
+pub const SWITCHES: [&str; 6] = [
+    "SUPRASEAL_C2_LOCKS",
+    "SUPRASEAL_C2_KEY_RESIDENT",
+    "SUPRASEAL_C2_PRESTAGE",
+    "SUPRASEAL_C2_VRAM_LIMIT_MB",
+    "SUPRASEAL_C2_VRAM_MARGIN_MB",
+    "SUPRASEAL_C2_FAULT_ALLOC",
+];
+
+/// Sets exactly `vars` among [`SWITCHES`] (only while no call is in flight:
+/// the library reads them at the start of every call).
+pub fn switches(vars: &[(&str, &str)]) {
+    for k in SWITCHES {
+        std::env::remove_var(k);
+    }
+    for (k, v) in vars {
+        std::env::set_var(k, v);
+    }
+}
