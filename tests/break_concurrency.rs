@@ -11,7 +11,7 @@
 //! handle and read process-wide reports, so they run one at a time.
 
 mod common;
-use common::{switches, Handle};
+use common::{assert_one_holder, bytes, switches, Handle};
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -24,7 +24,7 @@ use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use supraseal_c2::locks::{self, LockHandle, Span};
+use supraseal_c2::locks::{self, LockHandle};
 use supraseal_c2::pipeline::{self, CallReport};
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::Witness;
@@ -44,17 +44,6 @@ fn watchdog(what: &'static str, secs: u64) -> mpsc::Sender<()> {
         }
     });
     tx
-}
-
-fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
-    unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
-}
-
-fn assert_one_holder(mut spans: Vec<Span>, what: &str) {
-    spans.sort_by_key(|s| s.acquired);
-    for w in spans.windows(2) {
-        assert!(w[0].released <= w[1].acquired, "{what} held by two calls at once: {:?} then {:?}", w[0], w[1]);
-    }
 }
 
 fn locks_free(h: &LockHandle) -> bool {

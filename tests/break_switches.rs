@@ -7,6 +7,7 @@
 //! Tests here change process-wide switches, so they run one at a time.
 
 mod common;
+use common::bytes;
 
 use std::sync::Mutex;
 
@@ -39,10 +40,6 @@ fn switches(vars: &[(&str, &str)], backend: &Option<String>) {
     for (k, v) in vars {
         std::env::set_var(k, v);
     }
-}
-
-fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
-    unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
 }
 
 /// One MiMC circuit (2^8), its key and r, s; the backend the test run chose.

@@ -11,7 +11,7 @@
 //! they take one lock and run one at a time.
 
 mod common;
-use common::{switches, Handle};
+use common::{assert_one_holder, bytes, switches, Handle};
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -20,7 +20,7 @@ use blstrs::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use supraseal_c2::locks::{LockHandle, Span};
+use supraseal_c2::locks::LockHandle;
 use supraseal_c2::pipeline::{self, CallReport};
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::Witness;
@@ -28,20 +28,6 @@ use supraseal_c2_cli::ffi::{self, Params};
 use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-
-fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
-    unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
-}
-
-/// Spans of one lock must not overlap: sorted by acquisition, each is
-/// released before the next is acquired.
-fn assert_one_holder(mut spans: Vec<Span>, what: &str) {
-    spans.sort_by_key(|s| s.acquired);
-    for w in spans.windows(2) {
-        assert!(w[0].released <= w[1].acquired, "{what} held by two calls at once: {:?} then {:?}", w[0], w[1]);
-    }
-}
 
 fn check_protocol(reports: &[CallReport], two_locks: bool) {
     for r in reports {

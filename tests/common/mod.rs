@@ -61,3 +61,18 @@ pub fn switches(vars: &[(&str, &str)]) {
         std::env::set_var(k, v);
     }
 }
+
+/// A proof's 384 bytes, for comparing proofs.
+pub fn bytes(p: &supraseal_c2::groth16_proof) -> Vec<u8> {
+    // SAFETY: groth16_proof is #[repr(C)] plain data of 384 bytes.
+    unsafe { std::slice::from_raw_parts(p as *const _ as *const u8, 384) }.to_vec()
+}
+
+/// Spans of one lock must not overlap: sorted by acquisition, each is
+/// released before the next is acquired.
+pub fn assert_one_holder(mut spans: Vec<supraseal_c2::Span>, what: &str) {
+    spans.sort_by_key(|s| s.acquired);
+    for w in spans.windows(2) {
+        assert!(w[0].released <= w[1].acquired, "{what} held by two calls at once: {:?} then {:?}", w[0], w[1]);
+    }
+}
