@@ -41,6 +41,7 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT), sppark's then ours
 #   bash gpu-pack/run.sh load    # params loader: device subgroup check tests, a 2^24 file checked on GPU and CPU
 #   bash gpu-pack/run.sh load-32g # params loader: the porep-32g file (writes 47 GB), checked on the GPU
+#   bash gpu-pack/run.sh load-same-run # params load, ours vs upstream (until its points are decoded) vs cat, in turn
 #   bash gpu-pack/run.sh reference      # ours vs upstream 0.1.2: SHA-256 2^20 bytes, 2^24 table
 #   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
 #   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
@@ -108,6 +109,37 @@ what=${1:-tests}
     if [ -n "${LIMIT:-}" ]; then
       drop; echo "== params check $f --check-on gpu, SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT"
       SUPRASEAL_C2_VRAM_LIMIT_MB=$LIMIT ./supraseal-c2 params check $f --check-on gpu; echo "rc=$?"
+    fi
+    rm -f $f
+    ;;
+  load-same-run)
+    # Ours vs upstream 0.1.2 loading the same file in one call, in turn
+    # ROUNDS times (default 2), the page cache dropped before each line:
+    # `cat` (the disk's floor), upstream (create_SRS, then the end of its
+    # background decode), ours (`params check`, GPU check, key page-locked
+    # in the load). LOG_DOMAIN=D uses a 2^D file (and then proves 2
+    # partitions with each library from it, proofs compared); unset, the
+    # 47.4 GB porep-32g file.
+    drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)" || echo "(cannot drop the page cache: warm reads)"; }
+    export SUPRASEAL_C2_LOG=supraseal_c2::srs=info
+    if [ -n "${LOG_DOMAIN:-}" ]; then f=/tmp/s$LOG_DOMAIN.params; shape=2^$LOG_DOMAIN; time ./supraseal-c2 params synth --log-domain $LOG_DOMAIN --seed 1 --out $f
+    else f=/tmp/p32.params; shape=porep-32g; df -h /tmp | tail -n 1; time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $f; fi
+    echo "rc=$?"
+    for r in $(seq ${ROUNDS:-2}); do
+      drop; echo "== round $r: cat FILE > /dev/null"
+      /usr/bin/time -f "cat: %e s wall, %U s user, %S s sys, %M KiB peak RSS" cat $f > /dev/null
+      drop; echo "== round $r: upstream 0.1.2"
+      /usr/bin/time -f "time: %e s wall, %U s user, %S s sys, %M KiB peak RSS" ./supraseal-c2 params check $f --reference "$PWD/libupstream_ref.so"; echo "rc=$?"
+      drop; echo "== round $r: ours, GPU check"
+      /usr/bin/time -f "time: %e s wall, %U s user, %S s sys, %M KiB peak RSS" ./supraseal-c2 params check $f --check-on gpu; echo "rc=$?"
+    done
+    if [ -n "${LOG_DOMAIN:-}" ]; then
+      for lib in ours upstream; do
+        drop; echo "== $shape from the file, $lib: W = 1 x 2 partitions (the load, then proofs)"
+        ./supraseal-c2 bench --lib $lib --reference "$PWD/libupstream_ref.so" --shape $shape --params $f --seed 1 --workers 1 --partitions 2 --modes two --witnesses 1 \
+          --proofs-out "$OUT/proofs-$LOG_DOMAIN-file-$lib.txt" 2>&1 | grep -v "^  [a-z_0-9]*: [0-9]* % of"; echo "rc=$?"
+      done
+      cmp "$OUT/proofs-$LOG_DOMAIN-file-ours.txt" "$OUT/proofs-$LOG_DOMAIN-file-upstream.txt" && echo "$shape from the file: proofs byte-identical ($(wc -l < "$OUT/proofs-$LOG_DOMAIN-file-ours.txt") proofs)"
     fi
     rm -f $f
     ;;

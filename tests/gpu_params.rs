@@ -4,7 +4,9 @@
 //! torsion of a random prime order of the cofactor in each vector is refused
 //! (EINVAL) naming its section, index and byte offset; with the device's
 //! allocations failing (`SUPRASEAL_C2_FAULT_ALLOC=1@load`) the vectors are
-//! checked on the CPU and the verdicts stay the same. Ignored in a build
+//! checked on the CPU and the verdicts stay the same. The valid file's
+//! vectors come back page-locked for the GPU calls, unless those run on the
+//! CPU (`SUPRASEAL_C2_BACKEND=cpu`). Ignored in a build
 //! without kernels; skipped without a usable GPU.
 
 use std::path::{Path, PathBuf};
@@ -72,6 +74,7 @@ fn the_gpu_check_passes_valid_vectors_and_names_every_bad_point() {
         assert_eq!(report.device.as_deref(), Some("GPU 0"));
         assert_eq!(report.cpu_fallbacks, usize::from(fault), "the first device allocation fails, then the device checks again");
         assert_eq!(srs.h().len(), (1 << 19) - 1);
+        assert!(report.pinned, "every vector went to the device, which page-locks it for the GPU calls");
         for (p, section, point) in &tampered {
             supraseal_c2::gpu::reset_fault_counters();
             let e = load(p).err().unwrap_or_else(|| panic!("{} should be refused", p.display()));
@@ -83,5 +86,11 @@ fn the_gpu_check_passes_valid_vectors_and_names_every_bad_point() {
         }
     }
     std::env::remove_var("SUPRASEAL_C2_FAULT_ALLOC");
+    // Proving calls on the CPU: the device still checks, nothing is pinned.
+    std::env::set_var("SUPRASEAL_C2_BACKEND", "cpu");
+    let (_, report) = load(&valid).unwrap();
+    std::env::remove_var("SUPRASEAL_C2_BACKEND");
+    assert_eq!(report.device.as_deref(), Some("GPU 0"));
+    assert!(!report.pinned, "SUPRASEAL_C2_BACKEND=cpu: the key needs no page-locking");
     let _ = std::fs::remove_dir_all(&dir);
 }

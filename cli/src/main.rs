@@ -74,6 +74,12 @@ struct CheckArgs {
     /// or gpu [default: SUPRASEAL_C2_LOAD_CHECK, else auto].
     #[arg(long, value_name = "WHERE")]
     check_on: Option<supraseal_c2::CheckOn>,
+    /// Load the file with the reference library instead (`libupstream_ref.so`
+    /// from scripts/build-upstream-reference.sh: the published supraseal-c2
+    /// 0.1.2, which checks no subgroup), for a same-run comparison: prints
+    /// when its create_SRS returned and when its background decode ended.
+    #[arg(long, value_name = "SO", conflicts_with_all = ["threads", "check_on"])]
+    reference: Option<PathBuf>,
 }
 
 /// Bytes in GiB, or MiB below 1 GiB.
@@ -85,8 +91,34 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// `params check --reference SO`: the reference library's load of the file.
+fn check_upstream(file: &std::path::Path, so: &std::path::Path) -> Result<bool> {
+    let lib = supraseal_c2_cli::upstream::Upstream::load(so)?;
+    supraseal_c2_cli::bench::reset_peak_rss();
+    let cpu0 = supraseal_c2_cli::bench::cpu_seconds();
+    let (srs, load) = match lib.open_and_wait(file) {
+        Ok(v) => v,
+        Err(e) => {
+            println!("{}: refused by upstream: {e:#}", file.display());
+            return Ok(false);
+        }
+    };
+    let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    println!("{}: loaded by upstream supraseal-c2 0.1.2 (no subgroup check; decoding errors ignored)", file.display());
+    println!("  size         {size} bytes ({})", human(size));
+    println!("  usable       {:.2} s ({:.2} GB/s): its background decode ended (the file unmapped)", load.usable_s, size as f64 / 1e9 / load.usable_s);
+    println!("    create_SRS {:.2} s: the file mapped, the page-locked buffer allocated", load.returned_s);
+    println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
+    println!("  peak RSS     {} (process high-water mark)", human(supraseal_c2_cli::bench::peak_rss()));
+    drop(srs);
+    Ok(true)
+}
+
 fn check(args: CheckArgs) -> Result<bool> {
     use supraseal_c2::{LoadOptions, Srs};
+    if let Some(so) = &args.reference {
+        return check_upstream(&args.file, so);
+    }
     let threads = match args.threads {
         Some(n) => Some(n as usize),
         None => supraseal_c2::load_threads().map_err(|e| anyhow::anyhow!(e.message))?,
@@ -136,6 +168,9 @@ fn check(args: CheckArgs) -> Result<bool> {
             }
         ),
         None => println!("    on the CPU (no GPU, or --check-on cpu)"),
+    }
+    if report.pinned {
+        println!("    page-lock  {:.2} s beside the decode: the key is pinned for GPU uploads (the first GPU call does not pin it)", report.pin_s);
     }
     println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
     println!("  peak RSS     {} (process high-water mark; the points take {})", human(supraseal_c2_cli::bench::peak_rss()), human(report.bytes));

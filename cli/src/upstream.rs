@@ -66,7 +66,22 @@ impl Upstream {
         }
     }
 
-    /// `SRS::try_new(path, false)` of the reference.
+    /// `SRS::try_new(path, false)` of the reference, then the wait for its
+    /// points: 0.1.2's `create_SRS` maps the file, allocates its page-locked
+    /// buffer and returns while a thread of its own decodes the points into
+    /// that buffer (the first proving call blocks until it is done). That
+    /// thread's last act is unmapping the file, so the key is usable once
+    /// `/proc/self/maps` no longer lists the file.
+    pub fn open_and_wait(&self, path: &Path) -> Result<(UpstreamSrs<'_>, UpstreamLoad)> {
+        let t = std::time::Instant::now();
+        let srs = self.open(path)?;
+        let returned_s = t.elapsed().as_secs_f64();
+        wait_unmapped(path)?;
+        Ok((srs, UpstreamLoad { returned_s, usable_s: t.elapsed().as_secs_f64() }))
+    }
+
+    /// `SRS::try_new(path, false)` of the reference (returns before its
+    /// points are decoded: see [`Upstream::open_and_wait`]).
     pub fn open(&self, path: &Path) -> Result<UpstreamSrs<'_>> {
         let c = CString::new(path.as_os_str().as_bytes())?;
         let mut ptr = std::ptr::null_mut();
@@ -78,6 +93,41 @@ impl Upstream {
         }
         Ok(UpstreamSrs { lib: self, ptr })
     }
+}
+
+/// The reference's load, in seconds from the call.
+#[derive(Clone, Copy, Debug)]
+pub struct UpstreamLoad {
+    /// `create_SRS` returned (file mapped, page-locked buffer allocated).
+    pub returned_s: f64,
+    /// Its background decode ended (the file unmapped): the key is usable.
+    pub usable_s: f64,
+}
+
+/// Whether `/proc/self/maps` has a mapping of the file `(dev, ino)`.
+fn mapped(dev: u64, ino: u64) -> Result<bool> {
+    let maps = std::fs::read_to_string("/proc/self/maps").context("reading /proc/self/maps")?;
+    // Each line: range perms offset major:minor inode [path], numbers in hex but the inode.
+    let want_dev = format!("{:02x}:{:02x}", libc::major(dev), libc::minor(dev));
+    Ok(maps.lines().any(|l| {
+        let mut f = l.split_whitespace().skip(3);
+        f.next() == Some(want_dev.as_str()) && f.next().and_then(|i| i.parse::<u64>().ok()) == Some(ino)
+    }))
+}
+
+/// Waits until no mapping of `path` is left in this process (polled every
+/// 2 ms; at most an hour).
+fn wait_unmapped(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    let t = std::time::Instant::now();
+    while mapped(m.dev(), m.ino())? {
+        if t.elapsed() > std::time::Duration::from_secs(3600) {
+            bail!("upstream still maps {} after an hour: its background decode did not end", path.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    Ok(())
 }
 
 impl UpstreamSrs<'_> {

@@ -45,8 +45,12 @@ pub fn params_file(data: &[u8]) {
 /// and subgroup-checked like a real file's. Used for seed corpora and by
 /// [`prove_call`](super::prove_call).
 pub fn tiny_params(h: usize, l: usize, a: usize, b: usize) -> Vec<u8> {
-    let g1 = |i: usize| G1Affine::from(G1Projective::generator() * Scalar::from(i as u64 + 1)).to_uncompressed();
-    let g2 = |i: usize| G2Affine::from(G2Projective::generator() * Scalar::from(i as u64 + 1)).to_uncompressed();
+    // Six encodings, made once: a scalar multiplication per point would cost
+    // seconds for the 2^16-point vectors of the loader's tests.
+    let g1s: Vec<_> = (0..6u64).map(|i| G1Affine::from(G1Projective::generator() * Scalar::from(i + 1)).to_uncompressed()).collect();
+    let g2s: Vec<_> = (0..6u64).map(|i| G2Affine::from(G2Projective::generator() * Scalar::from(i + 1)).to_uncompressed()).collect();
+    let g1 = |i: usize| g1s[i];
+    let g2 = |i: usize| g2s[i];
     let mut out = Vec::new();
     out.extend_from_slice(&g1(0)); // alpha_g1
     out.extend_from_slice(&g1(1)); // beta_g1

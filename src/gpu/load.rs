@@ -35,7 +35,9 @@ pub fn subgroup_device_with_chunk(max_chunk: usize) -> Result<Option<Box<dyn Buc
         }
         let settings = crate::config::Settings::from_env()?;
         let exec = exec::Exec::for_load(device::device(0)?, settings)?;
-        Ok(Some(Box::new(LoadDevice { exec, max_chunk })))
+        // Proving calls run on the CPU with SUPRASEAL_C2_BACKEND=cpu: page-locking the key would only cost.
+        let cpu_calls = std::env::var_os("SUPRASEAL_C2_BACKEND").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("cpu"));
+        Ok(Some(Box::new(LoadDevice { exec, max_chunk, pin_key: !cpu_calls })))
     }
     #[cfg(not(supraseal_gpu))]
     {
@@ -49,6 +51,8 @@ pub fn subgroup_device_with_chunk(max_chunk: usize) -> Result<Option<Box<dyn Buc
 struct LoadDevice {
     exec: exec::Exec,
     max_chunk: usize,
+    /// Page-lock the key's vectors as they are checked (proving calls will use a GPU).
+    pin_key: bool,
 }
 
 #[cfg(supraseal_gpu)]
@@ -86,6 +90,19 @@ impl BucketSums for LoadDevice {
     }
     fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<blstrs::G2Projective>> {
         self.run(|exec| subgroup::bucket_sums::<msm::G2>(exec, points, key, first_stream, groups, buckets, self.max_chunk))
+    }
+    unsafe fn pin(&self, ptr: *const u8, bytes: usize) -> Option<crate::srs::Pin> {
+        if !self.pin_key {
+            return None;
+        }
+        // SAFETY: the caller's contract (live memory that outlives the value).
+        match unsafe { self.exec.gpu.register_host(ptr as *const std::ffi::c_void, bytes, device::Registration::Key) } {
+            Ok(r) => Some(Box::new(r)),
+            Err(error) => {
+                tracing::warn!(target: "supraseal_c2::srs", bytes, ?error, "key vector not pinned during the load: the first GPU call pins the key");
+                None
+            }
+        }
     }
 }
 

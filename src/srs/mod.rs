@@ -38,7 +38,7 @@ pub mod subgroup;
 mod torsion;
 
 pub use read::{LoadOptions, LoadReport};
-pub use offload::{BucketSums, CheckDevice};
+pub use offload::{BucketSums, CheckDevice, Pin};
 use subgroup::Subgroup;
 
 /// Bytes of one uncompressed G1 point in the file.

@@ -33,9 +33,26 @@ pub(super) enum Sums {
     G2(Vec<G2Projective>),
 }
 
-/// What the device did with one vector: (section number, the vector, its
-/// bucket sums or the error, seconds).
-pub(super) type DeviceResult = (u64, Vector, Result<Sums>, f64);
+/// A page-locking of host memory for uploads (see [`BucketSums::pin`]); its
+/// drop unregisters the memory.
+pub type Pin = Box<dyn std::any::Any + Send + Sync>;
+
+/// What the device did with one vector.
+pub(super) struct DeviceResult {
+    /// The vector's page-locking, if the device made one. Declared first, so
+    /// that a result dropped whole (an error path) unregisters the memory
+    /// before the vector is freed.
+    pub(super) pin: Option<Pin>,
+    /// Section number (0–3: the G1 sections, 4: b_g2).
+    pub(super) section: u64,
+    pub(super) vector: Vector,
+    /// Its bucket sums, or why the device could not compute them.
+    pub(super) sums: Result<Sums>,
+    /// Seconds of bucket sums.
+    pub(super) seconds: f64,
+    /// Seconds spent page-locking the vector.
+    pub(super) pin_seconds: f64,
+}
 
 /// A device that computes the bucket sums of the params loader's subgroup
 /// check (`gpu::subgroup`; the host forms and checks the rounds).
@@ -46,6 +63,15 @@ pub trait BucketSums: Send + Sync {
     fn g1(&self, points: &[G1Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<G1Projective>>;
     /// G2 bucket sums, as [`BucketSums::g1`].
     fn g2(&self, points: &[G2Affine], key: &[u32; 8], first_stream: u64, groups: usize, buckets: u32) -> Result<Vec<G2Projective>>;
+    /// Page-locks `bytes` bytes at `ptr` for uploads to every device, as the
+    /// first GPU call of a key would (`gpu::stage::pin_key`), so that the
+    /// load pays for it beside the decode instead of the first proof after
+    /// it. `None`: not pinned (the registration failed, or proving calls will
+    /// not use a GPU); the memory stays pageable.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is live host memory that outlives the returned value.
+    unsafe fn pin(&self, ptr: *const u8, bytes: usize) -> Option<Pin>;
 }
 
 /// Where a load's long vectors are checked, for a switch value and the file
@@ -53,24 +79,35 @@ pub trait BucketSums: Send + Sync {
 /// (`crate::params` asks the GPU layer), so this module needs no device code.
 pub type CheckDevice<'a> = dyn Fn(CheckOn, &Path) -> Result<Option<Box<dyn BucketSums>>> + Sync + 'a;
 
-/// The device worker's loop: the bucket sums of every vector received on
-/// `rx` (digits from the key `words`) until the sender is dropped, each
-/// returned with its vector and the device's time.
+/// The device worker's loop: for every vector received on `rx` until the
+/// sender is dropped, its page-locking (kept with it: the bucket sums'
+/// upload then reads pinned memory, and the first proving call finds the
+/// key pinned) and its bucket sums (digits from the key `words`), each
+/// returned with the vector and the times.
 pub(super) fn bucket_sums(dev: &dyn BucketSums, rx: Receiver<(u64, Vector)>, words: [u32; 8]) -> Vec<DeviceResult> {
     let groups = subgroup::groups_for(DEVICE_DIGITS);
     let buckets = 3u32.pow(DEVICE_DIGITS);
     rx.into_iter()
-        .map(|(section, v)| {
+        .map(|(section, vector)| {
+            let t = Instant::now();
+            let (ptr, bytes) = match &vector {
+                Vector::G1(p) => (p.as_ptr() as *const u8, std::mem::size_of_val(p.as_slice())),
+                Vector::G2(p) => (p.as_ptr() as *const u8, std::mem::size_of_val(p.as_slice())),
+            };
+            // SAFETY: the vector's heap buffer does not move or shrink while
+            // it travels with its pin, and the result drops the pin first.
+            let pin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { dev.pin(ptr, bytes) })).ok().flatten();
+            let pin_seconds = t.elapsed().as_secs_f64();
             let t = Instant::now();
             let first = subgroup::stream_of(section, 0);
             // A panic in the device code is an error for this
             // vector, which then comes back and is checked here.
-            let sums = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &v {
+            let sums = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &vector {
                 Vector::G1(p) => dev.g1(p, &words, first, groups, buckets).map(Sums::G1),
                 Vector::G2(p) => dev.g2(p, &words, first, groups, buckets).map(Sums::G2),
             }))
             .unwrap_or_else(|_| Err(Error::new(code::EIO, "the device subgroup check panicked".to_string())));
-            (section, v, sums, t.elapsed().as_secs_f64())
+            DeviceResult { pin, section, vector, sums, seconds: t.elapsed().as_secs_f64(), pin_seconds }
         })
         .collect()
 }
@@ -78,9 +115,12 @@ pub(super) fn bucket_sums(dev: &dyn BucketSums, rx: Receiver<(u64, Vector)>, wor
 /// Puts the vectors back from the device, in `g1` (by section number) and
 /// `g2`, after forming and checking the rounds from their bucket sums; a
 /// vector the device did not pass, or could not check, is checked again
-/// here (the error then names its bad point). Returns how many vectors fell
-/// back to the CPU because the device could not check them, and which
-/// sections (0–3: the G1 sections, 4: b_g2) are settled.
+/// here (the error then names its bad point). The vectors' page-lockings go
+/// to `pins`, which the caller keeps until the vectors are in the key (or
+/// drops before them). Returns how many vectors fell back to the CPU because
+/// the device could not check them, and which sections (0–3: the G1
+/// sections, 4: b_g2) are settled.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn settle(
     path: &Path,
     on_device: Vec<DeviceResult>,
@@ -89,11 +129,13 @@ pub(super) fn settle(
     key: &Key,
     g1: &mut [Option<Vec<G1Affine>>],
     g2: &mut Option<Vec<G2Affine>>,
+    pins: &mut Vec<(u64, Pin)>,
 ) -> Result<(usize, [bool; 5])> {
     let mut cpu_fallbacks = 0;
     // Sections the device checked (and passed, or failed and were checked again here).
     let mut checked = [false; 5];
-    for (section, v, sums, _) in on_device {
+    for r in on_device {
+        let DeviceResult { pin, section, vector, sums, .. } = r;
         let (ran, passed) = match sums {
             Ok(Sums::G1(s)) => (true, subgroup::all_in_group::<msm::G1>(&subgroup::combinations_from_sums::<msm::G1>(&s, DEVICE_DIGITS))),
             Ok(Sums::G2(s)) => (true, subgroup::all_in_group::<msm::G2>(&subgroup::combinations_from_sums::<msm::G2>(&s, DEVICE_DIGITS))),
@@ -104,28 +146,117 @@ pub(super) fn settle(
             }
         };
         // A vector the device did not pass is checked here, which names its
-        // bad point; the host's verdict is the one that counts.
-        let recheck = |ok: Result<()>| {
-            if ok.is_ok() && ran {
-                tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
-            }
-            ok
-        };
-        match v {
-            Vector::G1(p) => {
-                if !passed {
-                    recheck(check::<msm::G1>(path, &g1_sections[section as usize], &p, G1_BYTES, key, section))?;
+        // bad point; the host's verdict is the one that counts. On a
+        // refusal the pin goes first: the vector is freed after it.
+        let recheck = |ok: Result<()>, pin: Option<Pin>| -> Result<Option<Pin>> {
+            match ok {
+                Ok(()) => {
+                    if ran {
+                        tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
+                    }
+                    Ok(pin)
                 }
+                Err(e) => {
+                    drop(pin);
+                    Err(e)
+                }
+            }
+        };
+        let pin = match vector {
+            Vector::G1(p) => {
+                let pin = if passed { pin } else { recheck(check::<msm::G1>(path, &g1_sections[section as usize], &p, G1_BYTES, key, section), pin)? };
                 g1[section as usize] = Some(p);
+                pin
             }
             Vector::G2(p) => {
-                if !passed {
-                    recheck(check::<msm::G2>(path, b_g2, &p, G2_BYTES, key, section))?;
-                }
+                let pin = if passed { pin } else { recheck(check::<msm::G2>(path, b_g2, &p, G2_BYTES, key, section), pin)? };
                 *g2 = Some(p);
+                pin
             }
-        }
+        };
+        pins.extend(pin.map(|p| (section, p)));
         checked[section as usize] = true;
     }
     Ok((cpu_fallbacks, checked))
+}
+
+#[cfg(all(test, feature = "fuzzing"))]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::srs::{read, source, subgroup::testing::g1_with_torsion, G1_BYTES};
+
+    /// A device that cannot compute bucket sums (every vector is checked on
+    /// the CPU) but page-locks: each pin counts itself live until dropped.
+    struct PinOnly {
+        live: Arc<AtomicUsize>,
+        pins: bool,
+    }
+
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, SeqCst);
+        }
+    }
+
+    impl BucketSums for PinOnly {
+        fn name(&self) -> String {
+            "pin-only".into()
+        }
+        fn g1(&self, _: &[G1Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G1Projective>> {
+            Err(Error::new(code::EIO, "no bucket sums here".into()))
+        }
+        fn g2(&self, _: &[G2Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G2Projective>> {
+            Err(Error::new(code::EIO, "no bucket sums here".into()))
+        }
+        unsafe fn pin(&self, _: *const u8, _: usize) -> Option<Pin> {
+            self.pins.then(|| {
+                self.live.fetch_add(1, SeqCst);
+                Box::new(Counted(self.live.clone())) as Pin
+            })
+        }
+    }
+
+    fn load(bytes: &[u8], pins: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
+        let live = Arc::new(AtomicUsize::new(0));
+        let dev = live.clone();
+        let device = move |_: CheckOn, _: &Path| -> Result<Option<Box<dyn BucketSums>>> { Ok(Some(Box::new(PinOnly { live: dev.clone(), pins }))) };
+        (read::load(&source::Memory(bytes), Path::new("pins.params"), CheckOn::Auto, &device, None), live)
+    }
+
+    #[test]
+    fn vectors_sent_to_the_device_come_back_pinned_and_a_refused_file_releases_every_pin() {
+        let n = DEVICE_MIN;
+        let valid = crate::fuzzing::params::tiny_params(n, n, n, n);
+        let (loaded, live) = load(&valid, true);
+        let (srs, report) = loaded.expect("a valid file loads");
+        assert_eq!((report.cpu_fallbacks, report.pinned), (5, true), "{report:?}");
+        assert_eq!(live.load(SeqCst), 5, "h, l, a, b_g1 and b_g2 each pinned once, held by the key");
+        assert!(srs.host_pin.get().is_some(), "the first GPU call finds the key pinned");
+        drop(srs);
+        assert_eq!(live.load(SeqCst), 0, "the key's drop releases its pins");
+
+        // A device that does not pin (proving on the CPU): nothing held.
+        let (loaded, live) = load(&valid, false);
+        let (srs, report) = loaded.expect("a valid file loads");
+        assert!(!report.pinned && srs.host_pin.get().is_none() && live.load(SeqCst) == 0, "{report:?}");
+
+        // A point with 3-torsion in l: refused by the CPU check after the
+        // device gave up on it, with every pin released before the error returns.
+        let mut bad = valid.clone();
+        let k = n / 2 + 7;
+        let at = 3 * 96 + 3 * 192 + (4 + G1_BYTES) + (4 + n * G1_BYTES) + 4 + k * G1_BYTES;
+        let (p, _) = g1_with_torsion(0, &mut rand_chacha::ChaCha8Rng::seed_from_u64(rand::random()));
+        bad[at..at + G1_BYTES].copy_from_slice(&p.to_uncompressed());
+        let (loaded, live) = load(&bad, true);
+        let e = loaded.err().expect("a point outside the subgroup is refused");
+        assert!(e.message.contains(&format!("section l at byte offset {at}: point {k}:")), "{}", e.message);
+        assert_eq!(live.load(SeqCst), 0, "no pin outlives a refused load");
+    }
 }

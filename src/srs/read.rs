@@ -1,7 +1,8 @@
 //! Reading a params file into an [`Srs`]: the layout from the section counts
 //! (`layout.rs`), a parallel decode straight into the final vectors
 //! (`decode.rs`), and the batched subgroup check ([`super::subgroup`]), on
-//! the device for long vectors while the next one decodes (`offload.rs`).
+//! the device for long vectors while the next one decodes (`offload.rs`),
+//! which also page-locks each vector for the GPU calls that follow.
 //!
 //! The file is read with `pread` in chunks, not mapped (`source.rs`): a file
 //! truncated while it is read gives a short read (an `EIO` error), where a
@@ -58,6 +59,13 @@ pub struct LoadReport {
     pub device_s: f64,
     /// Vectors checked on the CPU because the device could not check them.
     pub cpu_fallbacks: usize,
+    /// The five query vectors were page-locked during the load (a GPU
+    /// checked them and proving calls use it), so the first GPU call does
+    /// not pin them.
+    pub pinned: bool,
+    /// Seconds spent page-locking, beside the decode (the last vector's
+    /// share after it, counted in `check_s` too).
+    pub pin_s: f64,
 }
 
 /// Loads `src` (named `path` in messages) on the current rayon pool. With a
@@ -145,23 +153,61 @@ pub(crate) fn load<S: Source>(
 
     // From the end of the decode: the device's wait for its last vector counts here.
     let t1 = t0 + std::time::Duration::from_secs_f64(decode_s);
-    check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)?;
-    drop(ic_points);
-    let device_s = on_device.iter().fold(0.0, |t, r| t + r.3);
+    let device_s = on_device.iter().fold(0.0, |t, r| t + r.seconds);
+    let mut pin_s = on_device.iter().fold(0.0, |t, r| t + r.pin_seconds);
     let device_vectors = on_device.len();
-    // The vectors back from the device, and which sections it checked.
-    let (cpu_fallbacks, checked) = offload::settle(path, on_device, &g1_sections, &b_g2, &key, &mut g1, &mut g2)?;
+    // Declared after the vectors (`g1`, `g2`): on every return below that
+    // refuses the file, dropped (unregistering the memory) before them.
+    let mut pins = Vec::new();
+    let settled = check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)
+        // The vectors back from the device, and which sections it checked.
+        .and_then(|()| offload::settle(path, on_device, &g1_sections, &b_g2, &key, &mut g1, &mut g2, &mut pins));
+    drop(ic_points);
+    let (cpu_fallbacks, checked) = match settled {
+        Ok(v) => v,
+        Err(e) => {
+            drop(pins);
+            return Err(e);
+        }
+    };
     let g1: Vec<Vec<G1Affine>> = g1.into_iter().map(|v| v.expect("every G1 vector decoded and back")).collect();
     let g2 = g2.expect("b_g2 decoded and back");
+    let mut rest = Ok(());
     for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
         if !checked[i] {
-            check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64)?;
+            rest = rest.and_then(|()| check::<msm::G1>(path, s, v, G1_BYTES, &key, i as u64));
         }
     }
     if !checked[4] {
-        check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4)?;
+        rest = rest.and_then(|()| check::<msm::G2>(path, &b_g2, &g2, G2_BYTES, &key, 4));
+    }
+    if let Err(e) = rest {
+        drop(pins);
+        return Err(e);
     }
     let check_s = t1.elapsed().as_secs_f64();
+    // The vectors too short for the device, page-locked here where the
+    // device pinned the long ones; the key counts as pinned only whole.
+    if let Some(dev) = device.as_deref().filter(|_| !pins.is_empty()) {
+        let t = Instant::now();
+        let sizes = g1.iter().map(|v| (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())));
+        for (section, (ptr, bytes)) in sizes.chain([(g2.as_ptr() as *const u8, std::mem::size_of_val(g2.as_slice()))]).enumerate() {
+            if bytes > 0 && !pins.iter().any(|(s, _)| *s == section as u64) {
+                // SAFETY: the vector's buffer goes into the key as it is
+                // (not resized or moved), and `pins` is dropped first.
+                if let Some(p) = unsafe { dev.pin(ptr, bytes) } {
+                    pins.push((section as u64, p));
+                }
+            }
+        }
+        pin_s += t.elapsed().as_secs_f64();
+    }
+    let lens = g1.iter().map(|v| v.len()).chain([g2.len()]);
+    if !lens.enumerate().all(|(i, n)| n == 0 || pins.iter().any(|(s, _)| *s == i as u64)) {
+        // Part of the key pinned is of no use to the first call, which pins
+        // every vector itself: released here, before the vectors.
+        pins.clear();
+    }
 
     let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = g1.try_into().expect("four G1 sections");
     let points = 6 + ic.count as u64 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
@@ -174,7 +220,14 @@ pub(crate) fn load<S: Source>(
         device: device.as_ref().filter(|_| device_vectors > 0).map(|d| d.name()),
         device_s,
         cpu_fallbacks,
+        pinned: !pins.is_empty(),
+        pin_s,
     };
     let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2);
+    if !pins.is_empty() {
+        // The vectors moved into the key without moving their buffers; the
+        // key drops its `host_pin` before them.
+        let _ = srs.host_pin.set(Box::new(pins));
+    }
     Ok((srs, report))
 }

@@ -43,12 +43,14 @@ impl Job<'_> {
 fn open_key<'a>(args: &BenchArgs, upstream: Option<&'a crate::upstream::Upstream>, path: &std::path::Path) -> Result<Key<'a>> {
     let t = Instant::now();
     reset_peak_rss();
-    let key = match upstream {
-        Some(u) => Key::Upstream(u.open(path)?),
-        None => Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("{e}"))?),
+    // Upstream's create_SRS returns before its points are decoded: the load
+    // ends when they are (its first proof would otherwise wait for them).
+    let (key, returned) = match upstream {
+        Some(u) => u.open_and_wait(path).map(|(k, l)| (Key::Upstream(k), format!(" (create_SRS returned at {:.1} s)", l.returned_s)))?,
+        None => (Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("{e}"))?), String::new()),
     };
     let line = format!(
-        "params load ({:?}): {} in {:.1} s, peak RSS during the load {:.2} GiB",
+        "params load ({:?}): {} usable in {:.1} s{returned}, peak RSS during the load {:.2} GiB",
         args.lib,
         path.display(),
         t.elapsed().as_secs_f64(),
