@@ -210,10 +210,10 @@ mod tests {
             "pin-only".into()
         }
         fn g1(&self, _: &[G1Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G1Projective>> {
-            Err(Error::new(code::EIO, "no bucket sums here".into()))
+            Err(Error::new(code::EIO, "no bucket sums here"))
         }
         fn g2(&self, _: &[G2Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G2Projective>> {
-            Err(Error::new(code::EIO, "no bucket sums here".into()))
+            Err(Error::new(code::EIO, "no bucket sums here"))
         }
         unsafe fn pin(&self, _: *const u8, _: usize) -> Option<Pin> {
             self.pins.then(|| {
