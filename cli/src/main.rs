@@ -106,7 +106,7 @@ fn check_upstream(file: &std::path::Path, so: &std::path::Path) -> Result<bool> 
     let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     println!("{}: loaded by upstream supraseal-c2 0.1.2 (no subgroup check; decoding errors ignored)", file.display());
     println!("  size         {size} bytes ({})", human(size));
-    println!("  usable       {:.2} s ({:.2} GB/s): its background decode ended (the file unmapped)", load.usable_s, size as f64 / 1e9 / load.usable_s);
+    println!("  usable       {:.2} s ({:.2} GB/s): {}", load.usable_s, size as f64 / 1e9 / load.usable_s, load.how());
     println!("    create_SRS {:.2} s: the file mapped, the page-locked buffer allocated", load.returned_s);
     println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
     println!("  peak RSS     {} (process high-water mark)", human(supraseal_c2_cli::bench::peak_rss()));

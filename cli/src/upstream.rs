@@ -76,8 +76,8 @@ impl Upstream {
         let t = std::time::Instant::now();
         let srs = self.open(path)?;
         let returned_s = t.elapsed().as_secs_f64();
-        wait_unmapped(path)?;
-        Ok((srs, UpstreamLoad { returned_s, usable_s: t.elapsed().as_secs_f64() }))
+        let seen = wait_unmapped(path)?;
+        Ok((srs, UpstreamLoad { returned_s, usable_s: t.elapsed().as_secs_f64(), seen }))
     }
 
     /// `SRS::try_new(path, false)` of the reference (returns before its
@@ -102,32 +102,54 @@ pub struct UpstreamLoad {
     pub returned_s: f64,
     /// Its background decode ended (the file unmapped): the key is usable.
     pub usable_s: f64,
+    /// The file was seen mapped after `create_SRS` returned. `false`: the
+    /// decode had ended already (a small file), or the mapping could not be
+    /// recognised, and `usable_s` is only the first look.
+    pub seen: bool,
 }
 
-/// Whether `/proc/self/maps` has a mapping of the file `(dev, ino)`.
-fn mapped(dev: u64, ino: u64) -> Result<bool> {
+impl UpstreamLoad {
+    /// How the end of the decode was observed, for the reports.
+    pub fn how(&self) -> &'static str {
+        if self.seen {
+            "its background decode ended (the file unmapped)"
+        } else {
+            "no mapping of the file seen after create_SRS returned: the decode had ended, or its mapping was not recognised"
+        }
+    }
+}
+
+/// Whether `/proc/self/maps` has a mapping of the file: its `(dev, ino)`,
+/// or its resolved path (an overlay file system shows the underlying
+/// file's device and inode there, and the overlay's path).
+fn mapped(dev: u64, ino: u64, resolved: &str) -> Result<bool> {
     let maps = std::fs::read_to_string("/proc/self/maps").context("reading /proc/self/maps")?;
-    // Each line: range perms offset major:minor inode [path], numbers in hex but the inode.
+    // Each line: range perms offset major:minor inode [path]; the kernel
+    // prints major and minor as %02x.
     let want_dev = format!("{:02x}:{:02x}", libc::major(dev), libc::minor(dev));
     Ok(maps.lines().any(|l| {
         let mut f = l.split_whitespace().skip(3);
-        f.next() == Some(want_dev.as_str()) && f.next().and_then(|i| i.parse::<u64>().ok()) == Some(ino)
+        let same_inode = f.next() == Some(want_dev.as_str()) && f.next().and_then(|i| i.parse::<u64>().ok()) == Some(ino);
+        same_inode || l.ends_with(resolved)
     }))
 }
 
 /// Waits until no mapping of `path` is left in this process (polled every
-/// 2 ms; at most an hour).
-fn wait_unmapped(path: &Path) -> Result<()> {
+/// 2 ms; at most an hour). Returns whether a mapping was seen at all.
+fn wait_unmapped(path: &Path) -> Result<bool> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    let resolved = std::fs::canonicalize(path).map(|p| format!(" {}", p.display())).unwrap_or_else(|_| "\0".into());
     let t = std::time::Instant::now();
-    while mapped(m.dev(), m.ino())? {
+    let mut seen = false;
+    while mapped(m.dev(), m.ino(), &resolved)? {
+        seen = true;
         if t.elapsed() > std::time::Duration::from_secs(3600) {
             bail!("upstream still maps {} after an hour: its background decode did not end", path.display());
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    Ok(())
+    Ok(seen)
 }
 
 impl UpstreamSrs<'_> {
@@ -162,5 +184,44 @@ impl Drop for UpstreamSrs<'_> {
     fn drop(&mut self) {
         // SAFETY: a handle from upstream_create_srs, released once.
         unsafe { (self.lib.drop_srs)(self.ptr) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+
+    use super::*;
+
+    /// Maps `len` bytes of `file` read-only, as upstream maps a params file.
+    fn map(file: &std::fs::File, len: usize) -> usize {
+        // SAFETY: a new read-only private mapping of an open file, unmapped by the test.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, file.as_raw_fd(), 0) };
+        assert_ne!(p, libc::MAP_FAILED);
+        p as usize
+    }
+
+    #[test]
+    fn the_wait_ends_only_after_the_mapping_is_gone() {
+        let path = std::env::temp_dir().join(format!("upstream-wait-{}.bin", std::process::id()));
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let at = map(&file, 1 << 20);
+        let unmapping = AtomicBool::new(false);
+        let seen = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                unmapping.store(true, SeqCst);
+                // SAFETY: the mapping made above, unmapped once.
+                unsafe { libc::munmap(at as *mut libc::c_void, 1 << 20) };
+            });
+            wait_unmapped(&path).unwrap()
+        });
+        assert!(seen, "the mapping was there when the wait began");
+        assert!(unmapping.load(SeqCst), "the wait returned before the file was unmapped");
+        // Nothing maps it now: the wait returns at once, saying it saw nothing.
+        assert!(!wait_unmapped(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -255,7 +255,7 @@ mod tests {
         let (p, _) = g1_with_torsion(0, &mut rand_chacha::ChaCha8Rng::seed_from_u64(rand::random()));
         bad[at..at + G1_BYTES].copy_from_slice(&p.to_uncompressed());
         let (loaded, live) = load(&bad, true);
-        let e = loaded.err().expect("a point outside the subgroup is refused");
+        let Err(e) = loaded else { panic!("a point outside the subgroup is refused") };
         assert!(e.message.contains(&format!("section l at byte offset {at}: point {k}:")), "{}", e.message);
         assert_eq!(live.load(SeqCst), 0, "no pin outlives a refused load");
     }

@@ -46,7 +46,7 @@ fn open_key<'a>(args: &BenchArgs, upstream: Option<&'a crate::upstream::Upstream
     // Upstream's create_SRS returns before its points are decoded: the load
     // ends when they are (its first proof would otherwise wait for them).
     let (key, returned) = match upstream {
-        Some(u) => u.open_and_wait(path).map(|(k, l)| (Key::Upstream(k), format!(" (create_SRS returned at {:.1} s)", l.returned_s)))?,
+        Some(u) => u.open_and_wait(path).map(|(k, l)| (Key::Upstream(k), format!(" (create_SRS returned at {:.1} s; {})", l.returned_s, l.how())))?,
         None => (Key::Ours(Params::open(path, true).map_err(|e| anyhow::anyhow!("{e}"))?), String::new()),
     };
     let line = format!(
