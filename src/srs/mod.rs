@@ -243,6 +243,8 @@ impl Srs {
             check_device = report.device.as_deref().unwrap_or("none (CPU)"),
             device_s = round2(report.device_s),
             cpu_fallbacks = report.cpu_fallbacks,
+            pinned = report.pinned,
+            pin_s = round2(report.pin_s),
             gb_per_s = round2(report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9)),
             "params file loaded: read, decoded and subgroup-checked in batches (check_device says where the bucket sums ran)"
         );
