@@ -37,6 +37,7 @@ cat > gpu-pack/run.sh <<'RUN'
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root. Writes logs to $OUT.
 #   bash gpu-pack/run.sh tests   # GPU-vs-CPU tests, proofs, lock protocol + faults, 2^20 correctness bench
+#   bash gpu-pack/run.sh quick   # 2^24: the key resident on the device vs streamed, proofs compared
 #   bash gpu-pack/run.sh bench   # synthetic 2^24 throughput matrix (lock modes x workers)
 #   bash gpu-pack/run.sh kernels # kernel timings (MSM, NTT), sppark's then ours
 #   bash gpu-pack/run.sh load    # params loader: device subgroup check tests, a 2^24 file checked on GPU and CPU
@@ -46,6 +47,7 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
 #   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
 #   bash gpu-pack/run.sh porep-file     # porep-32g, ours loading the 47 GB file (and the disk's floor)
+#   bash gpu-pack/run.sh porep-same-run # porep-32g, ours and upstream proving from the same file in one call
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

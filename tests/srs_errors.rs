@@ -331,3 +331,25 @@ fn a_file_truncated_or_rewritten_during_the_load_is_an_error() {
     // Untouched, the same file loads.
     assert!(Srs::load_with(&path, &LoadOptions { threads: Some(2), progress: None, ..Default::default() }).is_ok());
 }
+
+#[test]
+fn the_check_demanded_on_a_gpu_is_enodev_without_one_whatever_the_file_size() {
+    use supraseal_c2::config::CheckOn;
+    use supraseal_c2::srs::{LoadOptions, Srs};
+    // A small file: every vector under 2^16 points, which `auto` checks on the CPU.
+    let path = scratch("small-gpu-check.params", &valid_file());
+    let loaded = Srs::load_with(&path, &LoadOptions { check_on: Some(CheckOn::Gpu), ..Default::default() });
+    match supraseal_c2::gpu::subgroup_device().unwrap() {
+        None => {
+            let Err(e) = loaded else { panic!("check_on gpu without a usable GPU must fail") };
+            assert_eq!(e.code, libc::ENODEV, "{}", e.message);
+            assert!(e.message.contains("no GPU is usable") && e.message.contains("small-gpu-check.params"), "{}", e.message);
+        }
+        Some(_) => {
+            let (_, report) = loaded.unwrap();
+            assert_eq!(report.device, None, "vectors under 2^16 points are checked on the CPU");
+        }
+    }
+    let (_, report) = Srs::load_with(&path, &LoadOptions { check_on: Some(CheckOn::Auto), ..Default::default() }).unwrap();
+    assert_eq!(report.device, None);
+}

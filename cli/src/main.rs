@@ -167,7 +167,7 @@ fn check(args: CheckArgs) -> Result<bool> {
                 k => format!("; {k} vector(s) checked on the CPU instead (see the log)"),
             }
         ),
-        None => println!("    on the CPU (no GPU, or --check-on cpu)"),
+        None => println!("    on the CPU (no GPU, --check-on cpu, or no vector of 2^16 points or more)"),
     }
     if report.pinned {
         println!("    page-lock  {:.2} s beside the decode: the key is pinned for GPU uploads (the first GPU call does not pin it)", report.pin_s);

@@ -97,9 +97,10 @@ pub(crate) fn load<S: Source>(
     if g1_sections[0].count == 0 {
         return Err(located(path, "h", g1_sections[0].count_at, "the h section is empty (no evaluation domain)"));
     }
-    // The device only where some vector is long enough to go there.
+    // The device only where some vector is long enough to go there, or
+    // where it is demanded (`gpu`: ENODEV without one, whatever the file).
     let long = g1_sections.iter().map(|s| s.count).chain([b_g2.count]).any(|c| c >= DEVICE_MIN);
-    let device = if long { device(check_on, path)? } else { None };
+    let device = if long || check_on == CheckOn::Gpu { device(check_on, path)? } else { None };
     // Secret, and drawn per load: a file cannot be made against the digits.
     let key = Key::from_os().map_err(|e| Error::new(code::EIO, format!("{}: getrandom for the subgroup check failed: {e}", path.display())))?;
 
