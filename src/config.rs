@@ -185,8 +185,21 @@ fn load_io_from(readers: Option<String>, read_kb: Option<String>, direct: Option
         Some(v) if v == "off" || v == "0" => false,
         Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOAD_DIRECT is {v:?} but must be on or off"))),
     };
+    // Each reader holds a buffer in flight (and an O_DIRECT one of its own):
+    // the product bounds the load's memory beside the points.
+    if readers * read_bytes > MAX_READ_AHEAD {
+        return Err(Error::invalid(format!(
+            "SUPRASEAL_C2_LOAD_READERS ({readers}) × SUPRASEAL_C2_LOAD_READ_KB ({} KiB) is {} MiB of reads in flight; at most {} MiB",
+            read_bytes >> 10,
+            (readers * read_bytes) >> 20,
+            MAX_READ_AHEAD >> 20
+        )));
+    }
     Ok(LoadIo { readers, read_bytes, direct })
 }
+
+/// The most bytes the loader's reader threads may hold in flight.
+const MAX_READ_AHEAD: usize = 1 << 30;
 
 /// Empty is unset, as for the other switches; anything else must parse.
 fn load_threads_from(v: Option<String>) -> Result<Option<usize>> {
@@ -382,6 +395,10 @@ mod tests {
         let io = load_io_from(Some("32".into()), Some("4096".into()), Some("off".into())).unwrap();
         assert_eq!(io, LoadIo { readers: 32, read_bytes: 4 << 20, direct: false });
         assert_eq!(load_io_from(Some("0".into()), None, Some("ON".into())).unwrap().readers, 0);
+        // 256 × 4 MiB is the largest product allowed; one more KiB is refused.
+        assert!(load_io_from(Some("256".into()), Some("4096".into()), None).is_ok());
+        let e = load_io_from(Some("256".into()), Some("4097".into()), None).unwrap_err();
+        assert!(e.message.contains("SUPRASEAL_C2_LOAD_READERS (256) × SUPRASEAL_C2_LOAD_READ_KB (4097 KiB)"), "{}", e.message);
         for (readers, kb, direct, name) in [
             (Some("257"), None, None, "SUPRASEAL_C2_LOAD_READERS"),
             (Some("x"), None, None, "SUPRASEAL_C2_LOAD_READERS"),

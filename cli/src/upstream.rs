@@ -54,9 +54,12 @@ fn message(buf: &[u8]) -> String {
 impl Upstream {
     /// Loads `path` and its three entry points.
     pub fn load(path: &Path) -> Result<Upstream> {
+        // A bare name would go through the dynamic loader's search path,
+        // not the current folder.
+        let path = if path.components().count() == 1 && path.is_relative() { Path::new(".").join(path) } else { path.to_path_buf() };
         // SAFETY: the library's initialisers are the crate's (static mutex,
         // sppark's GPU table); loading it runs nothing else.
-        let lib = unsafe { libloading::Library::new(path) }.with_context(|| format!("loading {}", path.display()))?;
+        let lib = unsafe { libloading::Library::new(&path) }.with_context(|| format!("loading the reference library {}", path.display()))?;
         // SAFETY: the symbols have these signatures (bench/upstream/src/lib.rs).
         unsafe {
             let create_srs = *lib.get::<CreateSrs>(b"upstream_create_srs\0")?;
@@ -75,9 +78,8 @@ impl Upstream {
     pub fn open_and_wait(&self, path: &Path) -> Result<(UpstreamSrs<'_>, UpstreamLoad)> {
         let t = std::time::Instant::now();
         let srs = self.open(path)?;
-        let returned_s = t.elapsed().as_secs_f64();
-        let seen = wait_unmapped(path)?;
-        Ok((srs, UpstreamLoad { returned_s, usable_s: t.elapsed().as_secs_f64(), seen }))
+        let load = wait_decoded(path, t)?;
+        Ok((srs, load))
     }
 
     /// `SRS::try_new(path, false)` of the reference (returns before its
@@ -134,8 +136,18 @@ fn mapped(dev: u64, ino: u64, resolved: &str) -> Result<bool> {
     }))
 }
 
+/// After the reference's `create_SRS(path)` returned (called at `since`):
+/// waits for its background decode (see [`Upstream::open_and_wait`]).
+pub fn wait_decoded(path: &Path, since: std::time::Instant) -> Result<UpstreamLoad> {
+    let returned_s = since.elapsed().as_secs_f64();
+    let seen = wait_unmapped(path)?;
+    Ok(UpstreamLoad { returned_s, usable_s: since.elapsed().as_secs_f64(), seen })
+}
+
 /// Waits until no mapping of `path` is left in this process (polled every
-/// 2 ms; at most an hour). Returns whether a mapping was seen at all.
+/// 20 ms: a read of /proc/self/maps costs ~1 ms of CPU, which counts in
+/// the reference's CPU time; at most an hour). Returns whether a mapping
+/// was seen at all.
 fn wait_unmapped(path: &Path) -> Result<bool> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
@@ -147,7 +159,7 @@ fn wait_unmapped(path: &Path) -> Result<bool> {
         if t.elapsed() > std::time::Duration::from_secs(3600) {
             bail!("upstream still maps {} after an hour: its background decode did not end", path.display());
         }
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     Ok(seen)
 }

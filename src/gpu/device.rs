@@ -398,7 +398,9 @@ pub enum Registration {
     /// the device's [`RegistrationGate`], so that no phase 1 waits for it.
     Input,
     /// A key's query vectors, once per key: `CU_MEMHOSTREGISTER_PORTABLE`
-    /// (pinned for every context), not gated (it happens once, in phase 0).
+    /// (pinned for every context), not gated (it happens once: in the
+    /// params load where a GPU checks the key and no call is in flight,
+    /// else in phase 0 of the key's first call).
     Key,
 }
 

@@ -71,8 +71,18 @@ impl LoadDevice {
                 format!("GPU {} has proving calls in flight: the params check leaves it to them", gpu.ordinal),
             ));
         }
-        let out = f(&self.exec);
-        let _ = self.exec.stream.synchronize();
+        // The uploads from pinned vectors are asynchronous: the stream is
+        // synchronized before the vector goes back, also when `f` panics.
+        struct Synchronize<'a>(&'a exec::Exec);
+        impl Drop for Synchronize<'_> {
+            fn drop(&mut self) {
+                let _ = self.0.stream.synchronize();
+            }
+        }
+        let out = {
+            let _sync = Synchronize(&self.exec);
+            f(&self.exec)
+        };
         if gpu.active.load(SeqCst) == 0 {
             let _ = gpu.trim_pool();
         }
@@ -92,7 +102,10 @@ impl BucketSums for LoadDevice {
         self.run(|exec| subgroup::bucket_sums::<msm::G2>(exec, points, key, first_stream, groups, buckets, self.max_chunk))
     }
     unsafe fn pin(&self, ptr: *const u8, bytes: usize) -> Option<crate::srs::Pin> {
-        if !self.pin_key {
+        // Registering gigabytes stalls the allocations of calls in flight
+        // (`RegistrationGate`): with calls on the device, the first call
+        // of this key pins it instead, as without the load's pinning.
+        if !self.pin_key || self.exec.gpu.active.load(std::sync::atomic::Ordering::SeqCst) != 0 {
             return None;
         }
         // SAFETY: the caller's contract (live memory that outlives the value).

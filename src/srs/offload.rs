@@ -134,8 +134,22 @@ pub(super) fn settle(
     let mut cpu_fallbacks = 0;
     // Sections the device checked (and passed, or failed and were checked again here).
     let mut checked = [false; 5];
+    let want = subgroup::groups_for(DEVICE_DIGITS) * 3usize.pow(DEVICE_DIGITS);
     for r in on_device {
-        let DeviceResult { pin, section, vector, sums, .. } = r;
+        // Bindings drop in reverse order: `pin` before `vector`, also when
+        // a panic unwinds from here.
+        let DeviceResult { vector, pin, section, sums, .. } = r;
+        let sums = sums.and_then(|s| {
+            let got = match &s {
+                Sums::G1(v) => v.len(),
+                Sums::G2(v) => v.len(),
+            };
+            if got == want {
+                Ok(s)
+            } else {
+                Err(Error::new(code::EIO, format!("the device returned {got} bucket sums, expected {want}")))
+            }
+        });
         let (ran, passed) = match sums {
             Ok(Sums::G1(s)) => (true, subgroup::all_in_group::<msm::G1>(&subgroup::combinations_from_sums::<msm::G1>(&s, DEVICE_DIGITS))),
             Ok(Sums::G2(s)) => (true, subgroup::all_in_group::<msm::G2>(&subgroup::combinations_from_sums::<msm::G2>(&s, DEVICE_DIGITS))),
@@ -164,11 +178,14 @@ pub(super) fn settle(
         };
         let pin = match vector {
             Vector::G1(p) => {
+                // Declared after `p`: dropped first if the check panics.
+                let pin = pin;
                 let pin = if passed { pin } else { recheck(check::<msm::G1>(path, &g1_sections[section as usize], &p, G1_BYTES, key, section), pin)? };
                 g1[section as usize] = Some(p);
                 pin
             }
             Vector::G2(p) => {
+                let pin = pin;
                 let pin = if passed { pin } else { recheck(check::<msm::G2>(path, b_g2, &p, G2_BYTES, key, section), pin)? };
                 *g2 = Some(p);
                 pin
@@ -195,6 +212,9 @@ mod tests {
     struct PinOnly {
         live: Arc<AtomicUsize>,
         pins: bool,
+        /// Answer with no bucket sums at all instead of an error (a device
+        /// gone wrong): the host must not trust it.
+        empty_sums: bool,
     }
 
     struct Counted(Arc<AtomicUsize>);
@@ -210,9 +230,15 @@ mod tests {
             "pin-only".into()
         }
         fn g1(&self, _: &[G1Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G1Projective>> {
+            if self.empty_sums {
+                return Ok(Vec::new());
+            }
             Err(Error::new(code::EIO, "no bucket sums here"))
         }
         fn g2(&self, _: &[G2Affine], _: &[u32; 8], _: u64, _: usize, _: u32) -> Result<Vec<G2Projective>> {
+            if self.empty_sums {
+                return Ok(Vec::new());
+            }
             Err(Error::new(code::EIO, "no bucket sums here"))
         }
         unsafe fn pin(&self, _: *const u8, _: usize) -> Option<Pin> {
@@ -223,11 +249,15 @@ mod tests {
         }
     }
 
-    fn load(bytes: &[u8], pins: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
+    fn load_with(bytes: &[u8], pins: bool, empty_sums: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
         let live = Arc::new(AtomicUsize::new(0));
         let dev = live.clone();
-        let device = move |_: CheckOn, _: &Path| -> Result<Option<Box<dyn BucketSums>>> { Ok(Some(Box::new(PinOnly { live: dev.clone(), pins }))) };
+        let device = move |_: CheckOn, _: &Path| -> Result<Option<Box<dyn BucketSums>>> { Ok(Some(Box::new(PinOnly { live: dev.clone(), pins, empty_sums }))) };
         (read::load(&source::Memory(bytes), Path::new("pins.params"), CheckOn::Auto, &device, None), live)
+    }
+
+    fn load(bytes: &[u8], pins: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
+        load_with(bytes, pins, false)
     }
 
     #[test]
@@ -258,5 +288,14 @@ mod tests {
         let Err(e) = loaded else { panic!("a point outside the subgroup is refused") };
         assert!(e.message.contains(&format!("section l at byte offset {at}: point {k}:")), "{}", e.message);
         assert_eq!(live.load(SeqCst), 0, "no pin outlives a refused load");
+
+        // A device that answers with the wrong number of bucket sums is not
+        // trusted: every vector is checked on the CPU, the bad one refused.
+        let (loaded, live) = load_with(&bad, true, true);
+        let Err(e) = loaded else { panic!("a device's empty answer must not pass a bad point") };
+        assert!(e.message.contains(&format!("point {k}:")), "{}", e.message);
+        assert_eq!(live.load(SeqCst), 0);
+        let (loaded, _) = load_with(&valid, true, true);
+        assert_eq!(loaded.expect("a valid file loads").1.cpu_fallbacks, 5);
     }
 }

@@ -157,6 +157,7 @@ pub(crate) fn load<S: Source>(
     let device_s = on_device.iter().fold(0.0, |t, r| t + r.seconds);
     let mut pin_s = on_device.iter().fold(0.0, |t, r| t + r.pin_seconds);
     let device_vectors = on_device.len();
+    let sent: Vec<u64> = on_device.iter().map(|r| r.section).collect();
     // Declared after the vectors (`g1`, `g2`): on every return below that
     // refuses the file, dropped (unregistering the memory) before them.
     let mut pins = Vec::new();
@@ -173,6 +174,9 @@ pub(crate) fn load<S: Source>(
     };
     let g1: Vec<Vec<G1Affine>> = g1.into_iter().map(|v| v.expect("every G1 vector decoded and back")).collect();
     let g2 = g2.expect("b_g2 decoded and back");
+    // Again after the vectors' new bindings: dropped before them, also when
+    // a panic unwinds from here.
+    let mut pins = pins;
     let mut rest = Ok(());
     for (i, (s, v)) in g1_sections.iter().zip(&g1).enumerate() {
         if !checked[i] {
@@ -187,26 +191,28 @@ pub(crate) fn load<S: Source>(
         return Err(e);
     }
     let check_s = t1.elapsed().as_secs_f64();
-    // The vectors too short for the device, page-locked here where the
-    // device pinned the long ones; the key counts as pinned only whole.
-    if let Some(dev) = device.as_deref().filter(|_| !pins.is_empty()) {
+    // The vectors too short for the device, page-locked here once the
+    // device pinned every vector sent to it (a refusal there, e.g. calls in
+    // flight or RLIMIT_MEMLOCK, would repeat here).
+    if let Some(dev) = device.as_deref().filter(|_| !pins.is_empty() && pins.len() == sent.len()) {
         let t = Instant::now();
         let sizes = g1.iter().map(|v| (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())));
         for (section, (ptr, bytes)) in sizes.chain([(g2.as_ptr() as *const u8, std::mem::size_of_val(g2.as_slice()))]).enumerate() {
-            if bytes > 0 && !pins.iter().any(|(s, _)| *s == section as u64) {
+            if bytes > 0 && !sent.contains(&(section as u64)) {
                 // SAFETY: the vector's buffer goes into the key as it is
-                // (not resized or moved), and `pins` is dropped first.
-                if let Some(p) = unsafe { dev.pin(ptr, bytes) } {
-                    pins.push((section as u64, p));
-                }
+                // (not resized or moved), and `pins` is dropped first. A
+                // panic in the device code leaves the vector unpinned.
+                let pin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { dev.pin(ptr, bytes) })).ok().flatten();
+                pins.extend(pin.map(|p| (section as u64, p)));
             }
         }
         pin_s += t.elapsed().as_secs_f64();
     }
     let lens = g1.iter().map(|v| v.len()).chain([g2.len()]);
     if !lens.enumerate().all(|(i, n)| n == 0 || pins.iter().any(|(s, _)| *s == i as u64)) {
-        // Part of the key pinned is of no use to the first call, which pins
-        // every vector itself: released here, before the vectors.
+        // `host_pin` is filled once: part of the key pinned there would keep
+        // the first call from pinning the rest. Released here (before the
+        // vectors), so that the first call pins the whole key.
         pins.clear();
     }
 
