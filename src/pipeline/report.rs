@@ -58,14 +58,15 @@ impl CallReport {
         let t = &self.times;
         tracing::info!(
             backend = self.backend,
-            gpu = self.device,
+            // A CPU call has no GPU and no device memory: those fields are left out.
+            gpu = (self.backend == "gpu").then_some(self.device),
             circuits = self.circuits,
             domain = self.domain,
             locks = ?self.lock_mode,
             prestage = match self.prestaged { Some(true) => "ok", Some(false) => "fallback", None => "n/a" },
             reason = self.reason.as_deref().unwrap_or(""),
-            free_before = self.free_before.unwrap_or(0),
-            free_after = self.free_after.unwrap_or(0),
+            free_before = self.free_before,
+            free_after = self.free_after,
             mem_wait_ms = self.mem.map_or(0.0, |s| ms(s.wait())),
             mem_hold_ms = self.mem.map_or(0.0, |s| ms(s.hold())),
             compute_wait_ms = self.compute.map_or(0.0, |s| ms(s.wait())),
