@@ -185,9 +185,10 @@ fn load_io_from(readers: Option<String>, read_kb: Option<String>, direct: Option
         Some(v) if v == "off" || v == "0" => false,
         Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOAD_DIRECT is {v:?} but must be on or off"))),
     };
-    // Each reader holds a buffer in flight (and an O_DIRECT one of its own):
-    // the product bounds the load's memory beside the points.
-    if readers * read_bytes > MAX_READ_AHEAD {
+    // Each reader holds a buffer of this size in flight, and an O_DIRECT one
+    // of its own: the product bounds the readers' share of the load's memory
+    // beside the points (the decode threads hold one buffer each on top).
+    if readers.saturating_mul(read_bytes) > MAX_READ_AHEAD {
         return Err(Error::invalid(format!(
             "SUPRASEAL_C2_LOAD_READERS ({readers}) × SUPRASEAL_C2_LOAD_READ_KB ({} KiB) is {} MiB of reads in flight; at most {} MiB",
             read_bytes >> 10,
@@ -198,7 +199,7 @@ fn load_io_from(readers: Option<String>, read_kb: Option<String>, direct: Option
     Ok(LoadIo { readers, read_bytes, direct })
 }
 
-/// The most bytes the loader's reader threads may hold in flight.
+/// The most bytes of reads the loader's reader threads may have in flight.
 const MAX_READ_AHEAD: usize = 1 << 30;
 
 /// Empty is unset, as for the other switches; anything else must parse.

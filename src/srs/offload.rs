@@ -215,6 +215,9 @@ mod tests {
         /// Answer with no bucket sums at all instead of an error (a device
         /// gone wrong): the host must not trust it.
         empty_sums: bool,
+        /// Pin on the loading thread too (the vectors too short for the
+        /// device), not only on the device thread.
+        loading_thread_pins: bool,
     }
 
     struct Counted(Arc<AtomicUsize>);
@@ -242,22 +245,25 @@ mod tests {
             Err(Error::new(code::EIO, "no bucket sums here"))
         }
         unsafe fn pin(&self, _: *const u8, _: usize) -> Option<Pin> {
-            self.pins.then(|| {
+            let device_thread = std::thread::current().name() == Some("srs-check-gpu");
+            (self.pins && (device_thread || self.loading_thread_pins)).then(|| {
                 self.live.fetch_add(1, SeqCst);
                 Box::new(Counted(self.live.clone())) as Pin
             })
         }
     }
 
-    fn load_with(bytes: &[u8], pins: bool, empty_sums: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
+    fn load_with(bytes: &[u8], pins: bool, empty_sums: bool, loading_thread_pins: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
         let live = Arc::new(AtomicUsize::new(0));
         let dev = live.clone();
-        let device = move |_: CheckOn, _: &Path| -> Result<Option<Box<dyn BucketSums>>> { Ok(Some(Box::new(PinOnly { live: dev.clone(), pins, empty_sums }))) };
+        let device = move |_: CheckOn, _: &Path| -> Result<Option<Box<dyn BucketSums>>> {
+            Ok(Some(Box::new(PinOnly { live: dev.clone(), pins, empty_sums, loading_thread_pins })))
+        };
         (read::load(&source::Memory(bytes), Path::new("pins.params"), CheckOn::Auto, &device, None), live)
     }
 
     fn load(bytes: &[u8], pins: bool) -> (Result<(crate::srs::Srs, read::LoadReport)>, Arc<AtomicUsize>) {
-        load_with(bytes, pins, false)
+        load_with(bytes, pins, false, true)
     }
 
     #[test]
@@ -291,11 +297,35 @@ mod tests {
 
         // A device that answers with the wrong number of bucket sums is not
         // trusted: every vector is checked on the CPU, the bad one refused.
-        let (loaded, live) = load_with(&bad, true, true);
+        let (loaded, live) = load_with(&bad, true, true, true);
         let Err(e) = loaded else { panic!("a device's empty answer must not pass a bad point") };
         assert!(e.message.contains(&format!("point {k}:")), "{}", e.message);
         assert_eq!(live.load(SeqCst), 0);
-        let (loaded, _) = load_with(&valid, true, true);
+        let (loaded, _) = load_with(&valid, true, true, true);
         assert_eq!(loaded.expect("a valid file loads").1.cpu_fallbacks, 5);
+    }
+
+    #[test]
+    fn vectors_too_short_for_the_device_are_pinned_by_the_loading_thread_and_the_key_keeps_pins_only_whole() {
+        let n = DEVICE_MIN;
+        // h, l, a go to the device; b_g1 and b_g2 (100 points) stay here.
+        let file = crate::fuzzing::params::tiny_params(n, n, n, 100);
+        let (loaded, live) = load(&file, true);
+        let (srs, report) = loaded.expect("a valid file loads");
+        assert_eq!((report.cpu_fallbacks, report.pinned), (3, true), "{report:?}");
+        assert_eq!(live.load(SeqCst), 5, "three vectors pinned by the device thread, two by the loading thread");
+        drop(srs);
+        assert_eq!(live.load(SeqCst), 0);
+
+        // The loading thread's pins refused: part of the key pinned is released.
+        let (loaded, live) = load_with(&file, true, false, false);
+        let (srs, report) = loaded.expect("a valid file loads");
+        assert!(!report.pinned && srs.host_pin.get().is_none(), "{report:?}");
+        assert_eq!(live.load(SeqCst), 0, "the first GPU call pins the whole key instead");
+
+        // No vector long enough for the device: nothing pinned in the load.
+        let (loaded, live) = load(&crate::fuzzing::params::tiny_params(100, 100, 100, 100), true);
+        let (_, report) = loaded.expect("a valid file loads");
+        assert!(!report.pinned && report.device.is_none() && live.load(SeqCst) == 0, "{report:?}");
     }
 }

@@ -217,6 +217,8 @@ pub(crate) fn load<S: Source>(
     }
 
     let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = g1.try_into().expect("four G1 sections");
+    // After the vectors' last new bindings: dropped before them on unwind.
+    let pins = pins;
     let points = 6 + ic.count as u64 + (h.len() + l.len() + a.len() + b_g1.len() + g2.len()) as u64;
     let report = LoadReport {
         bytes: src.len(),
