@@ -172,8 +172,14 @@ pub(crate) fn load<S: Source>(
             return Err(e);
         }
     };
-    let g1: Vec<Vec<G1Affine>> = g1.into_iter().map(|v| v.expect("every G1 vector decoded and back")).collect();
-    let g2 = g2.expect("b_g2 decoded and back");
+    // Every vector is back (the decode and `settle` put each one back): said
+    // as an error, not a panic, so that `pins` cannot outlive a vector here.
+    if g1.iter().any(Option::is_none) || g2.is_none() {
+        drop(pins);
+        return Err(Error::new(code::EIO, format!("{}: the loader lost a vector between the decode and the check", path.display())));
+    }
+    let g1: Vec<Vec<G1Affine>> = g1.into_iter().flatten().collect();
+    let Some(g2) = g2 else { unreachable!("checked above") };
     // Again after the vectors' new bindings: dropped before them, also when
     // a panic unwinds from here.
     let mut pins = pins;
