@@ -100,6 +100,13 @@ pub fn load_threads() -> Result<Option<usize>> {
     load_threads_from(std::env::var_os("SUPRASEAL_C2_LOAD_THREADS").map(|v| v.to_string_lossy().into_owned()))
 }
 
+/// `SUPRASEAL_C2_BACKEND` trimmed and in lower case (empty when unset; a
+/// value that is not UTF-8 is kept lossily, so it is malformed rather than
+/// absent). `pipeline::select` validates it.
+pub(crate) fn backend_switch() -> String {
+    std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().trim().to_ascii_lowercase()).unwrap_or_default()
+}
+
 /// Where the params loader runs its batched subgroup check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckOn {

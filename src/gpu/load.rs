@@ -36,8 +36,8 @@ pub fn subgroup_device_with_chunk(max_chunk: usize) -> Result<Option<Box<dyn Buc
         let settings = crate::config::Settings::from_env()?;
         let exec = exec::Exec::for_load(device::device(0)?, settings)?;
         // Proving calls run on the CPU with SUPRASEAL_C2_BACKEND=cpu: page-locking the key would only cost.
-        let cpu_calls = std::env::var_os("SUPRASEAL_C2_BACKEND").is_some_and(|v| v.to_string_lossy().trim().eq_ignore_ascii_case("cpu"));
-        Ok(Some(Box::new(LoadDevice { exec, max_chunk, pin_key: !cpu_calls })))
+        let pin_key = crate::config::backend_switch() != "cpu";
+        Ok(Some(Box::new(LoadDevice { exec, max_chunk, pin_key })))
     }
     #[cfg(not(supraseal_gpu))]
     {

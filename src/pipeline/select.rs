@@ -56,9 +56,7 @@ impl Selected {
 /// a CUDA error number when the device cannot be opened, `EINVAL` for an
 /// unknown value.
 pub fn select(device: usize, settings: Settings) -> Result<Selected> {
-    // var_os: a value that is not UTF-8 is malformed (EINVAL below), not absent.
-    let choice = std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-    match choice.trim().to_ascii_lowercase().as_str() {
+    match crate::config::backend_switch().as_str() {
         "cpu" => Ok(Selected::Cpu(CpuBackend)),
         "gpu" => gpu(device, settings)
             .map_err(|e| {

@@ -21,6 +21,21 @@ pub(super) const DEVICE_MIN: usize = 1 << 16;
 /// Ternary digits per group on the device: 3⁸ buckets, 11 groups.
 const DEVICE_DIGITS: u32 = 8;
 
+/// The device's bucket layout: (groups, buckets per group).
+fn device_layout() -> (usize, u32) {
+    (subgroup::groups_for(DEVICE_DIGITS), 3u32.pow(DEVICE_DIGITS))
+}
+
+/// Page-locks `v`'s points on `dev` ([`BucketSums::pin`]); a panic in the
+/// device code leaves them pageable.
+///
+/// # Safety
+/// `v`'s buffer is neither moved nor freed while the returned pin lives.
+pub(super) unsafe fn pin_points<T>(dev: &dyn BucketSums, v: &[T]) -> Option<Pin> {
+    // SAFETY: the caller's contract.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { dev.pin(v.as_ptr() as *const u8, std::mem::size_of_val(v)) })).ok().flatten()
+}
+
 /// A decoded vector on its way through the device check, and back.
 pub(super) enum Vector {
     G1(Vec<G1Affine>),
@@ -85,18 +100,18 @@ pub type CheckDevice<'a> = dyn Fn(CheckOn, &Path) -> Result<Option<Box<dyn Bucke
 /// key pinned) and its bucket sums (digits from the key `words`), each
 /// returned with the vector and the times.
 pub(super) fn bucket_sums(dev: &dyn BucketSums, rx: Receiver<(u64, Vector)>, words: [u32; 8]) -> Vec<DeviceResult> {
-    let groups = subgroup::groups_for(DEVICE_DIGITS);
-    let buckets = 3u32.pow(DEVICE_DIGITS);
+    let (groups, buckets) = device_layout();
     rx.into_iter()
         .map(|(section, vector)| {
             let t = Instant::now();
-            let (ptr, bytes) = match &vector {
-                Vector::G1(p) => (p.as_ptr() as *const u8, std::mem::size_of_val(p.as_slice())),
-                Vector::G2(p) => (p.as_ptr() as *const u8, std::mem::size_of_val(p.as_slice())),
-            };
             // SAFETY: the vector's heap buffer does not move or shrink while
             // it travels with its pin, and the result drops the pin first.
-            let pin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { dev.pin(ptr, bytes) })).ok().flatten();
+            let pin = unsafe {
+                match &vector {
+                    Vector::G1(p) => pin_points(dev, p),
+                    Vector::G2(p) => pin_points(dev, p),
+                }
+            };
             let pin_seconds = t.elapsed().as_secs_f64();
             let t = Instant::now();
             let first = subgroup::stream_of(section, 0);
@@ -134,7 +149,10 @@ pub(super) fn settle(
     let mut cpu_fallbacks = 0;
     // Sections the device checked (and passed, or failed and were checked again here).
     let mut checked = [false; 5];
-    let want = subgroup::groups_for(DEVICE_DIGITS) * 3usize.pow(DEVICE_DIGITS);
+    let want = {
+        let (groups, buckets) = device_layout();
+        groups * buckets as usize
+    };
     for r in on_device {
         // Bindings drop in reverse order: `pin` before `vector`, also when
         // a panic unwinds from here.
@@ -161,20 +179,15 @@ pub(super) fn settle(
         };
         // A vector the device did not pass is checked here, which names its
         // bad point; the host's verdict is the one that counts. On a
-        // refusal the pin goes first: the vector is freed after it.
-        let recheck = |ok: Result<()>, pin: Option<Pin>| -> Result<Option<Pin>> {
-            match ok {
-                Ok(()) => {
-                    if ran {
-                        tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
-                    }
-                    Ok(pin)
+        // refusal the pin (moved into the closure) is dropped here, before
+        // the vector.
+        let recheck = |ok: Result<()>, pin: Option<Pin>| {
+            ok.map(|()| {
+                if ran {
+                    tracing::error!(target: "supraseal_c2::srs", section, "the device's subgroup check failed a vector that the CPU check passes: keeping the CPU's verdict");
                 }
-                Err(e) => {
-                    drop(pin);
-                    Err(e)
-                }
-            }
+                pin
+            })
         };
         let pin = match vector {
             Vector::G1(p) => {

@@ -202,15 +202,15 @@ pub(crate) fn load<S: Source>(
     // flight or RLIMIT_MEMLOCK, would repeat here).
     if let Some(dev) = device.as_deref().filter(|_| !pins.is_empty() && pins.len() == sent.len()) {
         let t = Instant::now();
-        let sizes = g1.iter().map(|v| (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())));
-        for (section, (ptr, bytes)) in sizes.chain([(g2.as_ptr() as *const u8, std::mem::size_of_val(g2.as_slice()))]).enumerate() {
-            if bytes > 0 && !sent.contains(&(section as u64)) {
-                // SAFETY: the vector's buffer goes into the key as it is
-                // (not resized or moved), and `pins` is dropped first. A
-                // panic in the device code leaves the vector unpinned.
-                let pin = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { dev.pin(ptr, bytes) })).ok().flatten();
-                pins.extend(pin.map(|p| (section as u64, p)));
-            }
+        for section in (0..5u64).filter(|s| !sent.contains(s)) {
+            // SAFETY: the vector's buffer goes into the key as it is (not
+            // resized or moved), and `pins` is dropped first.
+            let pin = match section {
+                4 if !g2.is_empty() => unsafe { offload::pin_points(dev, &g2) },
+                i if i < 4 && !g1[i as usize].is_empty() => unsafe { offload::pin_points(dev, &g1[i as usize]) },
+                _ => None,
+            };
+            pins.extend(pin.map(|p| (section, p)));
         }
         pin_s += t.elapsed().as_secs_f64();
     }
