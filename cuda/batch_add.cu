@@ -1,7 +1,7 @@
 // Batch addition (docs/ARCHITECTURE.md §4 split MSM) in G1 and G2: the sum of the bases
-// whose bit is set in a bitmap. Each thread sums a contiguous chunk with mixed
-// additions; reduce_groups then folds the per-thread partial sums. The
-// kernels are written once over the point types and instantiated per group.
+// whose bit is set in a bitmap, for every circuit of a call in one pass over the
+// bases. Each thread sums a contiguous chunk for one circuit with mixed
+// additions; reduce_groups then folds the per-thread partial sums. The kernels are written once over the point types and instantiated per group.
 #include <cstddef>
 #include <cstdint>
 
@@ -16,11 +16,21 @@
 #define REDUCE_THREADS 128
 static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups shared memory");
 
-// partials[t] = sum of bases[i] for i in thread t's chunk with bit i set.
+// Batch addition of `circuits` bitmaps over one chunk of bases in one pass.
+// Thread g sums chunk t = g / circuits for circuit k = g % circuits, so the
+// `circuits` threads of one chunk sit side by side in a warp and read the
+// same base at the same time: each base is fetched once for every circuit
+// of the call. Circuit k's bitmap starts at bitmaps + k * words; the chunk's
+// first point is bit 0 of word first_word (a chunk starts on a word).
+// partials[k * threads + t] = sum of bases[i], i in chunk t, bit i set for k.
 template<class affine_t, class point_t>
-__device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t* bitmap, size_t n, size_t chunk,
-                                          point_t* partials) {
-    size_t t = global_tid();
+__device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t* bitmaps, size_t words,
+                                          size_t first_word, size_t n, size_t chunk, size_t circuits,
+                                          size_t threads, point_t* partials) {
+    size_t g = global_tid();
+    size_t t = g / circuits, k = g % circuits;
+    if (t >= threads) return;
+    const uint64_t* bitmap = bitmaps + k * words + first_word;
     size_t lo = t * chunk;
     point_t acc;
     acc.inf();
@@ -30,7 +40,7 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
             acc.add(p);
         }
     }
-    partials[t] = acc;
+    partials[k * threads + t] = acc;
 }
 
 // out[g] = sum of in[g*per_group .. (g+1)*per_group), as a Jacobian point.
@@ -61,13 +71,15 @@ __device__ __forceinline__ void reduce_groups(const point_t* in, size_t per_grou
     if (threadIdx.x == 0) out[blockIdx.x] = to_jacobian(sh[0]);
 }
 
-extern "C" __global__ void g1_batch_add(const g1_affine_t* bases, const uint64_t* bitmap, size_t n, size_t chunk,
+extern "C" __global__ void g1_batch_add(const g1_affine_t* bases, const uint64_t* bitmaps, size_t words,
+                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t threads,
                                         g1_xyzz_t* partials) {
-    batch_add(bases, bitmap, n, chunk, partials);
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, threads, partials);
 }
-extern "C" __global__ void g2_batch_add(const g2_affine_t* bases, const uint64_t* bitmap, size_t n, size_t chunk,
+extern "C" __global__ void g2_batch_add(const g2_affine_t* bases, const uint64_t* bitmaps, size_t words,
+                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t threads,
                                         g2_xyzz_t* partials) {
-    batch_add(bases, bitmap, n, chunk, partials);
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, threads, partials);
 }
 extern "C" __global__ void g1_reduce_groups(const g1_xyzz_t* in, size_t per_group, g1_jacobian_t* out) {
     reduce_groups(in, per_group, out);

@@ -27,7 +27,8 @@ for line in sys.stdin:
         print(m["executable"])'
 }
 for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2 --test gpu_proofs) \
-  $(list_tests -p supraseal-c2 --test lock_protocol) $(list_tests -p supraseal-c2 --test gpu_params); do
+  $(list_tests -p supraseal-c2 --test lock_protocol) $(list_tests -p supraseal-c2 --test gpu_params) \
+  $(list_tests -p supraseal-c2 --test gpu_pinning) $(list_tests -p supraseal-c2 --test prove_verify); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done
@@ -47,7 +48,7 @@ cat > gpu-pack/run.sh <<'RUN'
 #   bash gpu-pack/run.sh porep-ours     # porep-32g, ours (key in memory)
 #   bash gpu-pack/run.sh porep-upstream # porep-32g, upstream (writes and loads the 47 GB file)
 #   bash gpu-pack/run.sh porep-file     # porep-32g, ours loading the 47 GB file (and the disk's floor)
-#   bash gpu-pack/run.sh porep-same-run # porep-32g, ours and upstream proving from the same file in one call
+#   bash gpu-pack/run.sh porep-same-run # porep-32g (or LOG_DOMAIN=D), ours and upstream proving from the same file in one call (BATCH=1,3,10: N-circuit calls)
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -62,6 +63,9 @@ what=${1:-tests}
     ./gpu --test-threads=1 --nocapture; echo "rc=$?"
     echo "== whole proofs: GPU vs CPU bytes, bellperson verify, 200-proof VRAM loop"
     ./gpu_proofs --nocapture; echo "rc=$?"
+    echo "== pinning: caller-pinned, shared and concurrent buffers; a call of circuits sharing buffers vs one-circuit calls"
+    ./gpu_pinning --nocapture; echo "rc=$?"
+    ./prove_verify --nocapture a_call_of_circuits_sharing_buffers; echo "rc=$?"
     echo "== lock protocol: 4 workers x 3 modes, phase-1/phase-2 faults, VRAM limit"
     ./lock_protocol --test-threads=1 --nocapture; echo "rc=$?"
     echo "== CLI default job on the GPU"
@@ -197,25 +201,30 @@ what=${1:-tests}
       # KEEP=1, and a later call on the still-warm machine reuses it;
       # SKIP_OURS=1 or SKIP_UPSTREAM=1 leaves one library out. G2 unset: the
       # default placement (auto); OURS_ENV: extra VAR=value pairs for ours.
-      p32=/tmp/p32.params
+      # BATCH=1,3,10 adds one call of N circuits per N (the shape lotus and
+      # Curio's FFI path send) to both libraries; LOG_DOMAIN=D uses a 2^D
+      # synthetic file instead of porep-32g (quick turns).
+      if [ -n "${LOG_DOMAIN:-}" ]; then p32=/tmp/s$LOG_DOMAIN.params; shape=2^$LOG_DOMAIN; size=0; synth="--log-domain $LOG_DOMAIN"
+      else p32=/tmp/p32.params; shape=porep-32g; size=47373928632; synth="--shape porep-32g"; fi
       df -h /tmp | tail -n 1
-      if [ "$(stat -c %s $p32 2>/dev/null)" = 47373928632 ]; then echo "reusing $p32 (written by an earlier call on this machine)"
-      else time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out $p32; echo "rc=$?"; fi
+      if [ -f $p32 ] && { [ $size = 0 ] || [ "$(stat -c %s $p32)" = $size ]; }; then echo "reusing $p32 (written by an earlier call on this machine)"
+      else time ./supraseal-c2 params synth $synth --seed 1 --out $p32; echo "rc=$?"; fi
+      batch=${BATCH:+--batch $BATCH}; tag=${shape/^/e}
       if [ -z "${SKIP_OURS:-}" ]; then
         sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
-        echo "== porep-32g, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, modes ${MODES:-two,two-limit=16384}, G2 MSM ${G2:-default (auto)}, ${OURS_ENV:-default switches}"
-        env SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2=warn ${G2:+SUPRASEAL_C2_G2_MSM=$G2} ${OURS_ENV:-} ./supraseal-c2 bench --shape porep-32g --params $p32 --seed 1 \
-          --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 \
-          --proofs-out "$OUT/proofs-32g-ours.txt"; echo "rc=$?"
+        echo "== $shape, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, ${BATCH:+one call of N = $BATCH circuits, }modes ${MODES:-two,two-limit=16384}, G2 MSM ${G2:-default (auto)}, ${OURS_ENV:-default switches}"
+        /usr/bin/time -f "ours: %e s wall, %M KiB peak RSS" env SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2=warn ${G2:+SUPRASEAL_C2_G2_MSM=$G2} ${OURS_ENV:-} ./supraseal-c2 bench --shape $shape --params $p32 --seed 1 \
+          --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 $batch \
+          --proofs-out "$OUT/proofs-$tag-ours.txt"; echo "rc=$?"
       fi
       if [ -z "${SKIP_UPSTREAM:-}" ]; then
         sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
-        echo "== porep-32g, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}"
-        ./supraseal-c2 bench --lib upstream $ref --shape porep-32g --params $p32 --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 \
-          --proofs-out "$OUT/proofs-32g-upstream.txt"; echo "rc=$?"
+        echo "== $shape, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}${BATCH:+, one call of N = $BATCH circuits}"
+        /usr/bin/time -f "upstream: %e s wall, %M KiB peak RSS" ./supraseal-c2 bench --lib upstream $ref --shape $shape --params $p32 --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 $batch \
+          --proofs-out "$OUT/proofs-$tag-upstream.txt"; echo "rc=$?"
       fi
       [ -n "${KEEP:-}" ] || rm -f $p32
-      [ -f "$OUT/proofs-32g-ours.txt" ] && [ -f "$OUT/proofs-32g-upstream.txt" ] && cmp "$OUT/proofs-32g-ours.txt" "$OUT/proofs-32g-upstream.txt" && echo "porep-32g: proofs byte-identical"
+      [ -f "$OUT/proofs-$tag-ours.txt" ] && [ -f "$OUT/proofs-$tag-upstream.txt" ] && cmp "$OUT/proofs-$tag-ours.txt" "$OUT/proofs-$tag-upstream.txt" && echo "$shape: proofs byte-identical ($(wc -l < "$OUT/proofs-$tag-ours.txt") proofs)"
       ;;
     porep-file)
       df -h "$PWD" | tail -n 1

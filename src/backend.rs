@@ -14,8 +14,9 @@ pub type Abc<'a> = [&'a [Scalar]; 3];
 pub enum Admission<S> {
     /// The backend has nothing to stage (the CPU backend).
     NotNeeded,
-    /// Every circuit's inputs are allocated on the device and their uploads
-    /// are issued (maybe still in flight; phase 2 waits on their events).
+    /// The first circuits' inputs (at least one, in order) are allocated on
+    /// the device and their uploads are issued (maybe still in flight; phase
+    /// 2 waits on their events).
     Staged(Vec<S>),
     /// Nothing was allocated; phase 2 allocates and uploads. Says why.
     Fallback(String),
@@ -24,7 +25,8 @@ pub enum Admission<S> {
 /// NTT-based quotient, MSM and batch addition, on one device or the CPU.
 ///
 /// The pipeline calls, per proving call: [`Backend::pin`] (phase 0, no
-/// lock), [`Backend::prestage`] (phase 1, memory lock), [`Backend::quotient`]
+/// lock, then beside phase 2 for later circuits), [`Backend::prestage`]
+/// (phase 1, memory lock), [`Backend::quotient`], [`Backend::prefetch`]
 /// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
 /// [`Backend::unpin`] (phase 3, no lock).
 pub trait Backend: Sync {
@@ -36,10 +38,26 @@ pub trait Backend: Sync {
     /// Short name for logs and the CLI ("cpu", "gpu").
     fn name(&self) -> &'static str;
 
-    /// Phase 0: page-locks the host a/b/c buffers so that phase-1 uploads are
-    /// asynchronous. Returns `Some(reason)` when they could not all be
-    /// pinned (the call then takes the fallback path). Default: nothing to do.
-    fn pin(&self, _inputs: &[Abc<'_>]) -> Option<String> {
+    /// Page-locks circuit `ci`'s host a/b/c buffers so that their uploads
+    /// are asynchronous: in phase 0 for the first circuit, then, in a call of
+    /// several circuits, each circuit while the one before it computes. May
+    /// run on any thread. Returns `Some(reason)` when the circuit is not
+    /// wholly page-locked (its uploads then run in phase 2, from pageable
+    /// memory). Default: nothing to do.
+    fn pin(&self, _ci: usize, _abc: Abc<'_>) -> Option<String> {
+        None
+    }
+
+    /// Lets go of circuit `ci`'s page-locked buffers once its quotient is
+    /// done (every copy from them complete). May run on any thread.
+    /// Default: nothing to do.
+    fn unpin_circuit(&self, _ci: usize) {}
+
+    /// Phase 2: stages circuit `ci`'s a, b, c on the device ahead of its
+    /// turn, so that the uploads overlap the circuit computing now; `None`
+    /// when the backend stages nothing or there is no room (the circuit's
+    /// phase 2 then uploads it). Default: `None`.
+    fn prefetch(&self, _ci: usize, _abc: Abc<'_>, _n: usize) -> Option<Self::Staged> {
         None
     }
 
@@ -55,9 +73,11 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Phase 1: decides from measured free memory whether every circuit's
-    /// a, b, c fit on the device, and if so allocates them and issues the
-    /// uploads. Never waits for other streams; any failure is a fallback.
+    /// Phase 1: decides from measured free memory how many of the first
+    /// circuits' a, b, c (those page-locked so far) fit on the device, and
+    /// allocates them and issues their uploads (`Staged` holds them in
+    /// circuit order, at least one). Never waits for other streams; any
+    /// failure is a fallback.
     fn prestage(&self, _inputs: &[Abc<'_>], _n: usize) -> Admission<Self::Staged> {
         Admission::NotNeeded
     }
@@ -75,7 +95,7 @@ pub trait Backend: Sync {
         Ok(())
     }
 
-    /// Phase 3: waits for this call's streams and unpins what [`Backend::pin`] pinned.
+    /// Phase 3: waits for this call's streams and unpins what [`Backend::pin`] pinned and is still held.
     fn unpin(&self) {}
 
     /// Free device memory in bytes, where there is a device.
@@ -141,4 +161,16 @@ pub trait Backend: Sync {
 
     /// Σ of the G2 bases whose bit is set.
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective>;
+
+    /// [`Backend::batch_add_g1`] for each of `bitmaps` (one per circuit of a
+    /// call) over the same bases. A device backend overrides it to read each
+    /// base once for all circuits. Default: one batch addition per bitmap.
+    fn batch_add_g1_many(&self, bases: &[G1Affine], bitmaps: &[&[u64]]) -> Result<Vec<G1Projective>> {
+        bitmaps.iter().map(|b| self.batch_add_g1(bases, b)).collect()
+    }
+
+    /// [`Backend::batch_add_g2`] for each of `bitmaps`, as [`Backend::batch_add_g1_many`].
+    fn batch_add_g2_many(&self, bases: &[G2Affine], bitmaps: &[&[u64]]) -> Result<Vec<G2Projective>> {
+        bitmaps.iter().map(|b| self.batch_add_g2(bases, b)).collect()
+    }
 }

@@ -423,7 +423,20 @@ fn gpu_chunked_msm_and_batch_addition_match_cpu() {
     let sc = random_scalars(m, s + 35);
     assert_eq!(gpu.backend().msm_g2(&g2, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2 MSM over 3 chunks");
     assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap), "G2 batch addition over 3 chunks");
-    eprintln!("chunked MSMs and batch additions (G1 {n} points, G2 {m} points, 1 MiB chunks): match");
+    // The batch additions of 17 circuits over the same bases (two passes: 16
+    // circuits, then 1), one bitmap repeated and one empty.
+    let mut bitmaps: Vec<Vec<u64>> = (0..17).map(|_| (0..n.div_ceil(64)).map(|_| rng.gen()).collect()).collect();
+    bitmaps[5] = bitmaps[2].clone();
+    bitmaps[9] = vec![0; n.div_ceil(64)];
+    let views: Vec<&[u64]> = bitmaps.iter().map(Vec::as_slice).collect();
+    let got = gpu.backend().batch_add_g1_many(&bases, &views).unwrap();
+    let got2 = gpu.backend().batch_add_g2_many(&g2, &views).unwrap();
+    assert_eq!((got.len(), got2.len()), (17, 17));
+    for (i, m) in views.iter().enumerate() {
+        assert_eq!(got[i], cpu_msm::batch_add::<cpu_msm::G1>(&bases, m), "G1 batch addition of circuit {i} of 17, 4 chunks");
+        assert_eq!(got2[i], cpu_msm::batch_add::<cpu_msm::G2>(&g2, m), "G2 batch addition of circuit {i} of 17, 3 chunks");
+    }
+    eprintln!("chunked MSMs and batch additions (G1 {n} points, G2 {m} points, 1 MiB chunks, 1 and 17 circuits): match");
 }
 
 /// The peak formula admission reserves (`compute_peak_bytes`) covers what

@@ -112,3 +112,31 @@ fn corrupted_witness_gives_a_proof_that_fails_verification() {
     let proofs = ffi::prove(&srs, &[w], &r, &s, std::ptr::null_mut(), -1).unwrap();
     assert!(!ffi::verify(&keys.vk, &proofs[0], &inputs), "a proof of a corrupted witness must not verify");
 }
+
+/// The shape filecoin-proofs sends (one call with all of a sector's
+/// partitions), with circuits that share witness buffers: the call's proofs
+/// are byte-identical to one-circuit calls with the same witness, r and s,
+/// and verify. A boolean circuit, so the batch additions of all circuits run
+/// in one pass; on the CPU backend in CI, on the GPU where one is usable.
+#[test]
+fn a_call_of_circuits_sharing_buffers_equals_one_circuit_calls() {
+    let (kind, k) = (Kind::Sha256, 15);
+    let keys = common::keys(kind, k);
+    let mut rng = common::rng();
+    let distinct = kit::witnesses(kind, k, 2, &mut rng).unwrap();
+    // Circuits 0, 2 and 3 pass the same buffers, 1 and 4 the other ones.
+    let order = [0usize, 1, 0, 0, 1];
+    let refs: Vec<_> = order.iter().map(|&i| &distinct[i].0).collect();
+    let n = order.len();
+    let (r, s) = (common::random_scalars(&mut rng, n), common::random_scalars(&mut rng, n));
+    let srs = Params::open(&keys.path, true).unwrap();
+    let together = ffi::prove_refs(&srs, &refs, &r, &s, std::ptr::null_mut(), 0).unwrap();
+    for (ci, &i) in order.iter().enumerate() {
+        let alone = ffi::prove_refs(&srs, &[refs[ci]], &r[ci..=ci], &s[ci..=ci], std::ptr::null_mut(), 0).unwrap();
+        assert_eq!(common::bytes(&together[ci]), common::bytes(&alone[0]), "circuit {ci} of {n}: call of {n} vs one-circuit call");
+        assert!(ffi::verify(&keys.vk, &together[ci], &distinct[i].1), "circuit {ci} of {n} must verify");
+    }
+    // The same witness with other blinders gives another proof: the shared
+    // buffers were proved once per circuit, not once per buffer.
+    assert_ne!(common::bytes(&together[0]), common::bytes(&together[2]));
+}

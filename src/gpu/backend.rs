@@ -103,8 +103,14 @@ impl Backend for GpuBackend {
     fn g2_batch_on_device(&self) -> bool {
         true
     }
-    fn pin(&self, inputs: &[Abc<'_>]) -> Option<String> {
-        self.stager.pin(&self.exec, inputs)
+    fn pin(&self, ci: usize, abc: Abc<'_>) -> Option<String> {
+        self.stager.pin(&self.exec, ci, &abc)
+    }
+    fn unpin_circuit(&self, ci: usize) {
+        self.stager.unpin_circuit(ci);
+    }
+    fn prefetch(&self, ci: usize, abc: Abc<'_>, n: usize) -> Option<StagedAbc> {
+        self.stager.prefetch(&self.exec, ci, &abc, n)
     }
     fn registration_gate(&self) -> Option<&RegistrationGate> {
         Some(&self.exec.gpu.host_registration)
@@ -177,5 +183,11 @@ impl Backend for GpuBackend {
     }
     fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective> {
         batch_add::batch_add::<msm::G2>(&self.exec, bases, bitmap)
+    }
+    fn batch_add_g1_many(&self, bases: &[G1Affine], bitmaps: &[&[u64]]) -> Result<Vec<G1Projective>> {
+        batch_add::batch_add_many::<msm::G1>(&self.exec, bases, bitmaps)
+    }
+    fn batch_add_g2_many(&self, bases: &[G2Affine], bitmaps: &[&[u64]]) -> Result<Vec<G2Projective>> {
+        batch_add::batch_add_many::<msm::G2>(&self.exec, bases, bitmaps)
     }
 }

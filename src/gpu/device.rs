@@ -394,8 +394,11 @@ impl Gpu {
 /// What a host registration is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Registration {
-    /// A call's a/b/c (phase 0, undone in phase 3): made and undone under
-    /// the device's [`RegistrationGate`], so that no phase 1 waits for it.
+    /// A call's a/b/c, through [`super::pins`] (made before a circuit is
+    /// needed, undone once its inputs are on the device): made and undone
+    /// under the device's [`RegistrationGate`], so that no phase 1 waits for
+    /// it. Portable: the registry is process-wide, and a range may be shared
+    /// by calls on several devices.
     Input,
     /// A key's query vectors, once per key: `CU_MEMHOSTREGISTER_PORTABLE`
     /// (pinned for every context), not gated (it happens once: in the
@@ -431,10 +434,8 @@ impl Gpu {
         if let Err(e) = self.ctx.bind_to_thread() {
             return Err(e.0);
         }
-        let flags = match kind {
-            Registration::Input => 0,
-            Registration::Key => sys::CU_MEMHOSTREGISTER_PORTABLE,
-        };
+        // Portable for both kinds: pinned for every context.
+        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE;
         let r = {
             let _gate = (kind == Registration::Input).then(|| self.host_registration.register());
             // SAFETY: the caller's contract: live memory that outlives the registration.
@@ -444,6 +445,32 @@ impl Gpu {
             return Err(r);
         }
         Ok(HostRegistration { gpu: self.clone(), ptr: ptr as usize, kind })
+    }
+}
+
+impl Gpu {
+    /// Whether the first and last byte of `ptr..ptr + bytes` are page-locked
+    /// host memory the driver knows (`cuMemHostAlloc`, or a registration of
+    /// anyone's): the driver's memory type for both is host. `false` for
+    /// pageable memory or on any error.
+    pub fn is_page_locked(&self, ptr: *const c_void, bytes: usize) -> bool {
+        use cudarc::driver::sys;
+        if bytes == 0 || self.ctx.bind_to_thread().is_err() {
+            return false;
+        }
+        let host = |p: usize| {
+            let mut kind: std::ffi::c_uint = 0;
+            // SAFETY: a query that writes one unsigned int; any address is accepted.
+            let r = unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut kind as *mut _ as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                    p as sys::CUdeviceptr,
+                )
+            };
+            r == sys::cudaError_enum::CUDA_SUCCESS && kind == sys::CUmemorytype::CU_MEMORYTYPE_HOST as std::ffi::c_uint
+        };
+        host(ptr as usize) && host(ptr as usize + bytes - 1)
     }
 }
 

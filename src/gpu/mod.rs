@@ -6,7 +6,8 @@
 //! and the kernel module ([`kernels`] names each kernel once), wraps host
 //! registrations in [`device::HostRegistration`] and converts driver errors;
 //! [`exec`] is one call's stream on it; [`ntt`] and [`msm`] drive the
-//! kernels; [`stage`]'s [`stage::Stager`] pins and pre-stages a call's inputs
+//! kernels; [`pins`] page-locks callers' buffers once per range for the
+//! process; [`stage`]'s [`stage::Stager`] pins and pre-stages a call's inputs
 //! (phases 0, 1, 3 of docs/ARCHITECTURE.md §5); [`backend::GpuBackend`]
 //! implements the pipeline's [`crate::backend::Backend`] on those. The NTTs,
 //! the G1 MSMs and the batch additions (G1 and G2) run on the device; the G2
@@ -34,6 +35,8 @@ mod load;
 pub mod msm;
 #[cfg(supraseal_gpu)]
 pub mod ntt;
+#[cfg(supraseal_gpu)]
+pub mod pins;
 pub mod resident;
 #[cfg(supraseal_gpu)]
 pub mod scalar_buf;

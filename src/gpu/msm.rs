@@ -273,17 +273,30 @@ pub(super) fn chunked<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
-    mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<G::Projective>,
+    f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<G::Projective>,
 ) -> Result<G::Projective> {
+    chunked_fold::<G, _>(gpu, bases, what, G::Projective::identity(), f, |acc, part| *acc += part)
+}
+
+/// [`chunked`] with any per-chunk result `T`, folded into `init` by `fold`
+/// (the batch addition of several circuits returns one point per circuit).
+pub(super) fn chunked_fold<G: DeviceGroup, T>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    what: &str,
+    init: T,
+    mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<T>,
+    fold: impl Fn(&mut T, T),
+) -> Result<T> {
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
     let words = G::Affine::WORDS;
     if let Some(key) = gpu.settings.key_resident.then(|| gpu.gpu.resident_key()).flatten() {
         if let Some(view) = key.find(bases) {
             let run = (|| {
-                let mut acc = G::Projective::identity();
+                let mut acc = init;
                 for first in (0..bases.len()).step_by(chunk) {
                     let len = chunk.min(bases.len() - first);
-                    acc += f(&view.slice(words * first..words * (first + len)), first, len)?;
+                    fold(&mut acc, f(&view.slice(words * first..words * (first + len)), first, len)?);
                 }
                 Ok(acc)
             })();
@@ -308,13 +321,13 @@ pub(super) fn chunked<G: DeviceGroup>(
         stream.memcpy_htod(limbs(part), &mut bufs[i % 2].slice_mut(..words * part.len())).map_err(cuda_err(what))
     };
     let run = (|| {
-        let mut acc = G::Projective::identity();
+        let mut acc = init;
         put(0, &mut bufs)?;
         for (i, part) in parts.iter().enumerate() {
             if i + 1 < parts.len() {
                 put(i + 1, &mut bufs)?;
             }
-            acc += f(&bufs[i % 2].slice(..), i * chunk, part.len())?;
+            fold(&mut acc, f(&bufs[i % 2].slice(..), i * chunk, part.len())?);
         }
         Ok(acc)
     })();

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::CudaStream;
 
 use super::device::{cuda_err, Gpu, HostRegistration, Registration};
+use super::pins::{self, PinLease};
 use super::exec::Exec;
 use super::faults::check_alloc;
 use super::words::limbs;
@@ -61,25 +62,26 @@ impl KeyShape {
 /// - the H-MSM: the n coefficients (32 B each) and one chunk of bases with
 ///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]);
 /// - each G1 sum (L, A′, B′): its scalars (at most one per base) and a
-///   chunked MSM, or a chunked batch addition;
+///   chunked MSM, or a chunked batch addition of up to
+///   [`PASS_CIRCUITS`](super::batch_add::PASS_CIRCUITS) circuits at once;
 /// - B′ in G2: the batch addition, and with `g2_msm_on_device` the MSM.
 ///
 /// Admission reserves this for whichever call computes, and the fallback
 /// needs no more than it (`gpu_proofs` checks the measured high-water mark
 /// against it).
 pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
-    use super::batch_add::batch_add_bytes;
+    use super::batch_add::{batch_add_bytes, PASS_CIRCUITS};
     use super::msm::{msm_chunked_bytes, G1, G2};
     let chunk = settings.gpu_chunk;
     let quotient = super::ntt::quotient_bytes(n);
     let h = 32 * n + msm_chunked_bytes::<G1>(key.h, chunk);
     let g1 = [key.l, key.a, key.b_g1]
         .into_iter()
-        .map(|m| (32 * m + msm_chunked_bytes::<G1>(m, chunk)).max(batch_add_bytes::<G1>(m, chunk)))
+        .map(|m| (32 * m + msm_chunked_bytes::<G1>(m, chunk)).max(batch_add_bytes::<G1>(m, PASS_CIRCUITS, chunk)))
         .max()
         .unwrap_or(0);
     let g2_msm = if settings.g2_msm_on_device { 32 * key.b_g2 + msm_chunked_bytes::<G2>(key.b_g2, chunk) } else { 0 };
-    quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, chunk)).max(g2_msm)
+    quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, PASS_CIRCUITS, chunk)).max(g2_msm)
 }
 
 /// Phase 0, once per key (later calls return at once; concurrent first calls
@@ -127,13 +129,22 @@ pub struct StagedAbc {
     pub c: ScalarBuf,
 }
 
-/// Phases 0, 1 and 3 of one GPU call: its upload stream, its pinned a/b/c,
-/// what it knows of its key (set in phase 0) and the record of phase 1's
-/// steps. Phase 2 takes what phase 1 staged as [`StagedAbc`] values.
+/// One circuit's holds on its page-locked a/b/c ([`pins`]).
+struct CircuitPins {
+    _leases: Vec<PinLease>,
+    /// Every non-empty buffer is page-locked (by this library or its owner):
+    /// its asynchronous copies neither block the host nor run slow.
+    usable: bool,
+}
+
+/// Phases 0, 1 and 3 of one GPU call: its upload stream, its circuits'
+/// page-locked a/b/c, what it knows of its key (set in phase 0) and the
+/// record of phase 1's steps. Phase 2 takes what phase 1 staged (and what
+/// [`Stager::prefetch`] staged ahead) as [`StagedAbc`] values.
 pub struct Stager {
     upload: Arc<CudaStream>,
-    pins: Mutex<Vec<HostRegistration>>,
-    not_pinned: Mutex<Option<String>>,
+    /// By circuit index: `None` until pinned, and again once unpinned.
+    pins: Mutex<Vec<Option<CircuitPins>>>,
     /// Phase 1 step by step in ms (see `Backend::stage_detail`).
     detail: Mutex<String>,
     /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
@@ -153,7 +164,6 @@ impl Stager {
         Ok(Stager {
             upload,
             pins: Default::default(),
-            not_pinned: Default::default(),
             detail: Default::default(),
             awaiting: AtomicBool::new(true),
             key_shape: Default::default(),
@@ -187,35 +197,56 @@ impl Stager {
         (!d.is_empty()).then(|| format!("{d} ms"))
     }
 
-    /// Phase 0: page-locks every non-empty a/b/c buffer
-    /// ([`Registration::Input`]). On the first failure everything registered
-    /// so far is unregistered and the reason returned (the call then uploads
-    /// from pageable memory in phase 2, the fallback).
-    pub fn pin(&self, exec: &Exec, inputs: &[Abc<'_>]) -> Option<String> {
-        let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        for v in inputs.iter().flatten().filter(|v| !v.is_empty()) {
+    /// Page-locks circuit `ci`'s non-empty a/b/c buffers through the
+    /// process-wide registry ([`pins::pin`]): each range once, however many
+    /// circuits or calls pass it; a range already page-locked by its owner is
+    /// used as it is; a refusal leaves only that range pageable. Returns why
+    /// the circuit is not wholly page-locked, if it is not (its uploads then
+    /// run from pageable memory, in phase 2).
+    pub fn pin(&self, exec: &Exec, ci: usize, abc: &Abc<'_>) -> Option<String> {
+        let mut leases = Vec::new();
+        let mut why = None;
+        for v in abc.iter().filter(|v| !v.is_empty()) {
             let (ptr, bytes) = (v.as_ptr() as *const c_void, std::mem::size_of_val(*v));
             // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
-            // call (caller contract); it is unregistered in phase 3 (`unpin`).
-            match unsafe { exec.gpu.register_host(ptr, bytes, Registration::Input) } {
-                Ok(r) => pins.push(r),
-                Err(r) => {
-                    pins.clear();
-                    let why = format!("cuMemHostRegister of {bytes} B failed: {r:?}");
-                    *self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
-                    return Some(why);
-                }
+            // call (caller contract); the lease is dropped by `unpin_circuit`
+            // or `unpin`, after the copies from it.
+            let lease = unsafe { pins::pin(&exec.gpu, ptr, bytes) };
+            if !lease.state.is_pinned() && why.is_none() {
+                why = Some(format!("circuit {ci}: cuMemHostRegister of {bytes} B: {:?}", lease.state));
             }
+            leases.push(lease);
         }
-        None
+        let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        if pins.len() <= ci {
+            pins.resize_with(ci + 1, || None);
+        }
+        pins[ci] = Some(CircuitPins { _leases: leases, usable: why.is_none() });
+        why
     }
 
-    /// Phase 3 (and drop): waits for this call's two streams, then
-    /// unregisters every pinned buffer. Errors are ignored: the buffers stay
-    /// the caller's either way.
+    /// Whether circuit `ci` is pinned now, wholly.
+    fn pinned(&self, ci: usize) -> bool {
+        let pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+        pins.get(ci).and_then(Option::as_ref).is_some_and(|p| p.usable)
+    }
+
+    /// Lets go of circuit `ci`'s pins. The caller has seen every copy from
+    /// its buffers complete (its quotient was synchronised).
+    pub fn unpin_circuit(&self, ci: usize) {
+        let taken = {
+            let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
+            pins.get_mut(ci).and_then(Option::take)
+        };
+        drop(taken);
+    }
+
+    /// Phase 3 (and drop): waits for this call's two streams, then lets go
+    /// of every pin left. Errors are ignored: the buffers stay the caller's
+    /// either way.
     pub fn unpin(&self, exec: &Exec) {
         let pins = std::mem::take(&mut *self.pins.lock().unwrap_or_else(|p| p.into_inner()));
-        if pins.is_empty() {
+        if pins.iter().all(Option::is_none) {
             return;
         }
         let _ = exec.gpu.ctx.bind_to_thread();
@@ -232,9 +263,12 @@ impl Stager {
     }
 
     fn admit(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
-        let not_pinned = self.not_pinned.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let settings = &exec.settings;
-        let need = inputs.len() * 3 * n * std::mem::size_of::<Scalar>();
+        // The circuits pinned so far, from the first: an N-circuit call pins
+        // its circuits one after another, the first in phase 0.
+        let pinned = (0..inputs.len()).take_while(|&ci| self.pinned(ci)).count();
+        let one = 3 * n * std::mem::size_of::<Scalar>();
+        let need = pinned.max(1) * one;
         let t = std::time::Instant::now();
         let available = exec.gpu.available().map(|m| (m, exec.gpu.stage_cached()));
         self.step("info", t);
@@ -258,20 +292,23 @@ impl Stager {
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }
-        if let Some(why) = not_pinned.as_deref() {
-            return Admission::Fallback(format!("host buffers not pinned ({why})"));
+        if pinned == 0 {
+            return Admission::Fallback("host buffers not pinned (circuit 0)".into());
         }
-        if need + reserve > avail {
+        if one + reserve > avail {
             return Admission::Fallback(format!(
-                "pre-stage needs {need} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
+                "pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
             ));
         }
+        // As many pinned circuits as fit; phase 2 stages the rest ahead of
+        // their turn where it can (`prefetch`), else uploads them itself.
+        let k = ((avail - reserve) / one).min(pinned);
         // Device memory that new pool mappings may take: what admission
         // counted beyond the reserve, less the reusable memory it counted.
-        let new_room = avail - reserve - reusable;
-        self.grow_stage_pool(exec, 3 * inputs.len(), n, new_room, stage_cached, idle);
-        let mut staged = Vec::with_capacity(inputs.len());
-        for abc in inputs {
+        let new_room = avail - reserve - reusable.min(k * one);
+        self.grow_stage_pool(exec, 3 * k, n, new_room, stage_cached, idle);
+        let mut staged = Vec::with_capacity(k);
+        for abc in &inputs[..k] {
             match self.stage_one(exec, abc, n) {
                 Ok(s) => staged.push(s),
                 // Dropping `staged` hands its vectors back to the idle list.
@@ -279,6 +316,42 @@ impl Stager {
             }
         }
         Admission::Staged(staged)
+    }
+
+    /// Phase 2 (compute lock held): stages circuit `ci`'s a, b, c on the
+    /// upload stream, to go up while an earlier circuit of the call computes.
+    /// Only when the circuit is wholly pinned (a pageable copy would block
+    /// this thread), pre-staging is on, no other call is in flight on the
+    /// device (their admissions reserve a computing call's peak, not this
+    /// memory), and free memory holds it beside a computing step's peak and
+    /// the margin; else `None`, and the circuit's phase 2 uploads it.
+    pub fn prefetch(&self, exec: &Exec, ci: usize, abc: &Abc<'_>, n: usize) -> Option<StagedAbc> {
+        let settings = &exec.settings;
+        if !settings.prestage || !self.pinned(ci) || exec.gpu.active.load(Ordering::SeqCst) != 1 {
+            return None;
+        }
+        let one = 3 * n * std::mem::size_of::<Scalar>();
+        let key = *self.key_shape.lock().unwrap_or_else(|p| p.into_inner());
+        let reserve = settings.vram_margin + compute_peak_bytes(n, &key, settings);
+        let (free, total) = exec.gpu.available().ok()?;
+        let stage_cached = exec.gpu.stage_cached();
+        let reusable = (stage_cached + exec.gpu.idle_stage_bytes(4 * n)).min(one);
+        let avail = settings.effective_free(free.saturating_sub(stage_cached) + reusable, total);
+        if one + reserve > avail {
+            tracing::debug!(circuit = ci, one, reserve, avail, "no room to stage the next circuit ahead");
+            return None;
+        }
+        let t = std::time::Instant::now();
+        match self.stage_one(exec, abc, n) {
+            Ok(staged) => {
+                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, "next circuit staged ahead");
+                Some(staged)
+            }
+            Err(e) => {
+                tracing::debug!(circuit = ci, error = %e.message, "staging the next circuit ahead failed: it uploads in its turn");
+                None
+            }
+        }
     }
 
     /// Readies enough idle pre-stage vectors for this call and the calls

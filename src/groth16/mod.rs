@@ -2,8 +2,10 @@
 //!
 //! Per call: the split-MSM [`Plans`] for L, A-aux and B-aux are prepared once
 //! for all circuits ([`split`]); then per circuit the quotient and H
-//! ([`h_sum`]), the G1 sums L, A′, B′ ([`g1_sums`]) and B′ in G2 (its batch
-//! addition and its MSMs, [`g2_parts`]) produce the [`Intermediates`], and
+//! ([`h_sum`]); then for all circuits at once the G1 sums L, A′, B′
+//! ([`g1_sums`]: one batch-addition pass over each base vector, then the
+//! tails) and B′ in G2 (its batch addition and its MSMs, [`g2_parts`])
+//! produce the [`Intermediates`], and
 //! the [`epilogue`] turns
 //! them into a proof with that circuit's r and s. [`crate::pipeline`] decides
 //! which thread and which lock each piece runs under.
@@ -11,7 +13,6 @@
 pub mod epilogue;
 pub mod split;
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -82,22 +83,13 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
         AuxMsm { bases, plan, tail_bases }
     }
 
-    /// Σ for circuit `c`, with `batch_add` and `msm` from the backend.
-    fn sum<P: group::Group>(
-        &self,
-        c: usize,
-        batch_add: impl Fn(&[A], &[u64]) -> Result<P>,
-        msm: impl Fn(&[A], &[Scalar]) -> Result<P>,
-    ) -> Result<P> {
-        Ok(self.batch_part(c, batch_add)? + self.msm_part(c, msm)?)
-    }
-
-    /// The batch-addition part of circuit `c`'s sum (the bases of its 1
-    /// scalars); the identity when the plan is not split.
-    fn batch_part<P: group::Group>(&self, c: usize, batch_add: impl Fn(&[A], &[u64]) -> Result<P>) -> Result<P> {
+    /// The batch-addition parts of every circuit's sum (the bases of its 1
+    /// scalars), all circuits in one call of `many` (a device backend reads
+    /// each base once for all of them); identities when the plan is not split.
+    fn batch_parts<P: group::Group>(&self, circuits: usize, many: impl Fn(&[A], &[&[u64]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
         match &self.plan {
-            MsmPlan::Split { ones, .. } => batch_add(self.bases, &ones[c]),
-            MsmPlan::Plain { .. } => Ok(P::identity()),
+            MsmPlan::Split { ones, .. } => many(self.bases, &ones.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            MsmPlan::Plain { .. } => Ok(vec![P::identity(); circuits]),
         }
     }
 
@@ -165,21 +157,20 @@ impl<'a> Plans<'a> {
 /// runs each part on the CPU thread (docs/ARCHITECTURE.md §4: the G2 MSMs beside the GPU)
 /// or in phase 2, as the backend places it.
 pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, batch: bool, msms: bool) -> Result<Vec<G2Projective>> {
+    let circuits = plans.b_inp.len();
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
-    let g2_add = |x: &[G2Affine], m: &[u64]| backend.batch_add_g2(x, m);
-    let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
-    (0..plans.b_inp.len())
-        .map(|ci| {
-            let mut sum = <G2Projective as group::Group>::identity();
-            if batch {
-                sum += plans.b2.batch_part(ci, g2_add)?;
-            }
-            if msms {
-                sum += backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?;
-            }
-            Ok(sum)
-        })
-        .collect()
+    let mut sums = if batch {
+        plans.b2.batch_parts(circuits, |x: &[G2Affine], m: &[&[u64]]| backend.batch_add_g2_many(x, m))?
+    } else {
+        vec![<G2Projective as group::Group>::identity(); circuits]
+    };
+    if msms {
+        let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
+        for (ci, sum) in sums.iter_mut().enumerate() {
+            *sum += backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?;
+        }
+    }
+    Ok(sums)
 }
 
 /// H = Σ t_i·h_i of one circuit: the quotient (from `staged` when phase 1
@@ -197,36 +188,36 @@ pub fn h_sum<B: Backend + ?Sized>(
     Ok(h)
 }
 
-/// (L, A′, B′ in G1) of circuit `ci`. Adds to `times.batch_add` and `times.tails`.
+/// (L, A′, B′ in G1) of every circuit: the batch additions of all
+/// circuits first, one pass over each base vector ([`Backend::batch_add_g1_many`]),
+/// then each circuit's tails and input MSMs. Adds to `times.batch_add` and
+/// `times.tails`.
 pub fn g1_sums<B: Backend + ?Sized>(
     backend: &B,
     srs: &Srs,
     batch: &Batch<'_>,
     plans: &Plans<'_>,
-    ci: usize,
     times: &mut PhaseTimes,
-) -> Result<(G1Projective, G1Projective, G1Projective)> {
+) -> Result<Vec<(G1Projective, G1Projective, G1Projective)>> {
+    let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
-    let (added, tails) = (Cell::new(Duration::ZERO), Cell::new(Duration::ZERO));
-    let timed = |cell: &Cell<Duration>, t: Instant| cell.set(cell.get() + t.elapsed());
-    let g1_add = |x: &[G1Affine], m: &[u64]| {
-        let t = Instant::now();
-        let r = backend.batch_add_g1(x, m);
-        timed(&added, t);
-        r
-    };
-    let g1_msm = |x: &[G1Affine], s: &[Scalar]| {
-        let t = Instant::now();
-        let r = backend.msm_g1(x, s);
-        timed(&tails, t);
-        r
-    };
-    let c = &batch.circuits[ci];
-    let l = plans.l.sum(ci, g1_add, g1_msm)?;
-    let a = g1_msm(&srs.a[..num_inputs], c.inp)? + plans.a.sum(ci, g1_add, g1_msm)?;
-    let b1 = g1_msm(&srs.b_g1[..b_inp_points], &plans.b_inp[ci])? + plans.b1.sum(ci, g1_add, g1_msm)?;
-    times.batch_add += added.get();
-    times.tails += tails.get();
-    Ok((l, a, b1))
+    let t = Instant::now();
+    let many = |x: &[G1Affine], m: &[&[u64]]| backend.batch_add_g1_many(x, m);
+    let (l, a, b1) = (plans.l.batch_parts(circuits, many)?, plans.a.batch_parts(circuits, many)?, plans.b1.batch_parts(circuits, many)?);
+    times.batch_add += t.elapsed();
+    let t = Instant::now();
+    let msm = |x: &[G1Affine], s: &[Scalar]| backend.msm_g1(x, s);
+    let out = (0..circuits)
+        .map(|ci| {
+            let c = &batch.circuits[ci];
+            Ok((
+                l[ci] + plans.l.msm_part(ci, msm)?,
+                a[ci] + msm(&srs.a[..num_inputs], c.inp)? + plans.a.msm_part(ci, msm)?,
+                b1[ci] + msm(&srs.b_g1[..b_inp_points], &plans.b_inp[ci])? + plans.b1.msm_part(ci, msm)?,
+            ))
+        })
+        .collect::<Result<Vec<_>>>();
+    times.tails += t.elapsed();
+    out
 }

@@ -20,12 +20,16 @@ use crate::srs::Srs;
 
 /// Phases 0–3 of docs/ARCHITECTURE.md §5 for a validated batch on `backend`, with `locks`.
 ///
-/// Phase 0 (no lock): pin a/b/c; start the CPU thread (split-MSM plans, then
-/// the G2 MSMs of B′). Phase 1 (memory lock): pre-stage or decide fallback.
-/// Phase 2 (compute lock): quotient and H-MSM per circuit, then (once the
-/// plans are ready) the G1 batch additions and tails and the G2 batch
-/// addition (and the G2 MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
-/// unpin, join the CPU thread. The memory lock is released before the compute
+/// Phase 0 (no lock): pin the first circuit's a/b/c; start the CPU thread
+/// (split-MSM plans, then the G2 MSMs of B′) and the pinning thread (the
+/// other circuits, one ahead of the one computing, each let go of once its
+/// quotient is done). Phase 1 (memory lock): pre-stage the first circuits
+/// that fit, or decide fallback. Phase 2 (compute lock): quotient and H-MSM
+/// per circuit, the next circuit staged ahead where there is room; then
+/// (once the plans are ready) the G1 batch additions of all circuits in one
+/// pass per base vector, the tails, and the G2 batch addition (and the G2
+/// MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
+/// unpin what is left, join the threads. The memory lock is released before the compute
 /// lock is requested, so no call ever holds both.
 pub fn prove<B: Backend + ?Sized>(
     backend: &B,
@@ -56,13 +60,16 @@ pub fn prove<B: Backend + ?Sized>(
         g2_msm: backend.g2_msm_placement(),
     };
 
-    // Phase 0.
+    // Phase 0: the first circuit's pins (the others are pinned one ahead
+    // of the circuit computing, by the pinning thread below).
     let t = Instant::now();
     backend.pin_key(srs);
-    report.reason = backend.pin(&inputs);
+    report.reason = backend.pin(0, inputs[0]);
     report.times.pin = t.elapsed();
     let (tx, rx) = mpsc::channel();
-    let (g1, cpu) = std::thread::scope(|scope| {
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    let inputs_ref = &inputs;
+    let (g1, cpu, pin_time) = std::thread::scope(|scope| {
         let cpu = scope.spawn(move || {
             in_cpu_pool(|| {
                 let t = Instant::now();
@@ -77,9 +84,14 @@ pub fn prove<B: Backend + ?Sized>(
                 (g2, prep, t.elapsed())
             })
         });
-        let g1 = locked_phases(backend, srs, batch, locks, settings, &inputs, rx, &mut report);
-        (g1, cpu.join())
+        let pinner = scope.spawn(move || pin_ahead(backend, inputs_ref, done_rx));
+        let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, &mut report);
+        (g1, cpu.join(), pinner.join())
     });
+    match pin_time {
+        Ok(d) => report.times.pin += d,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 
     // Phase 3.
     let t = Instant::now();
@@ -113,7 +125,42 @@ pub fn prove<B: Backend + ?Sized>(
 /// they run on the device).
 type DeviceSums = (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective);
 
-/// Phases 1 and 2: the lock holds of one call.
+/// How many circuits past the one computing are kept page-locked: the next
+/// one (its pins and uploads overlap this one's kernels).
+const PIN_AHEAD: usize = 1;
+
+/// The pinning thread of a call: pins circuits 1.. one after another, at
+/// most [`PIN_AHEAD`] past the circuit computing, and lets go of each circuit
+/// as phase 2 reports its quotient done (`done` carries its index). Ends
+/// when phase 2 hangs up; returns the time spent pinning and unpinning.
+fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::Receiver<usize>) -> Duration {
+    let (mut next, mut computing, mut spent) = (1, 0, Duration::ZERO);
+    loop {
+        while next < inputs.len() && next <= computing + PIN_AHEAD {
+            let t = Instant::now();
+            if let Some(why) = backend.pin(next, inputs[next]) {
+                tracing::debug!(circuit = next, why, "circuit not wholly page-locked: it uploads from pageable memory");
+            }
+            spent += t.elapsed();
+            next += 1;
+        }
+        match done.recv() {
+            Ok(ci) => {
+                let t = Instant::now();
+                backend.unpin_circuit(ci);
+                spent += t.elapsed();
+                computing = ci + 1;
+            }
+            Err(_) => return spent,
+        }
+    }
+}
+
+/// Phases 1 and 2: the lock holds of one call. Circuit by circuit, the
+/// quotient and H-MSM, with the next circuit staged ahead where the backend
+/// can (`prefetch`) and each circuit's pins let go of once its quotient is
+/// done (`done`); then, the plans ready, the batch additions of all circuits
+/// (one pass over each base vector) and the tails.
 #[allow(clippy::too_many_arguments)]
 fn locked_phases<B: Backend + ?Sized>(
     backend: &B,
@@ -123,6 +170,7 @@ fn locked_phases<B: Backend + ?Sized>(
     settings: Settings,
     inputs: &[Abc<'_>],
     plans: mpsc::Receiver<Arc<Plans<'_>>>,
+    done: mpsc::Sender<usize>,
     report: &mut CallReport,
 ) -> Result<Vec<DeviceSums>> {
     let n = srs.domain_size();
@@ -154,7 +202,9 @@ fn locked_phases<B: Backend + ?Sized>(
         Admission::NotNeeded => inputs.iter().map(|_| None).collect(),
         Admission::Staged(v) => {
             report.prestaged = Some(true);
-            v.into_iter().map(Some).collect()
+            let mut v: Vec<_> = v.into_iter().map(Some).collect();
+            v.resize_with(inputs.len(), || None);
+            v
         }
         Admission::Fallback(why) => {
             report.prestaged = Some(false);
@@ -164,34 +214,30 @@ fn locked_phases<B: Backend + ?Sized>(
     };
     let mut times = report.times;
     let result = (|| {
-        let mut plans_ready: Option<Arc<Plans<'_>>> = None;
-        let mut out = Vec::with_capacity(inputs.len());
+        let mut hs = Vec::with_capacity(inputs.len());
         for (ci, abc) in inputs.iter().enumerate() {
-            let h = groth16::h_sum(backend, srs, *abc, staged[ci].take(), &mut times)?;
-            if plans_ready.is_none() {
-                let t = Instant::now();
-                let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
-                plans_ready = Some(p);
-                tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
+            if ci + 1 < inputs.len() && staged[ci + 1].is_none() {
+                staged[ci + 1] = backend.prefetch(ci + 1, inputs[ci + 1], n);
             }
-            let plans = plans_ready.as_deref().expect("set above");
-            let (l, a, b1) = groth16::g1_sums(backend, srs, batch, plans, ci, &mut times)?;
-            out.push((h, l, a, b1, G2Projective::identity()));
+            hs.push(groth16::h_sum(backend, srs, *abc, staged[ci].take(), &mut times)?);
+            // Every copy from this circuit's buffers is complete.
+            let _ = done.send(ci);
         }
-        // The G2 parts of B′ that the backend runs on the device (the plans
-        // arrived in the loop; validation rejects batches without circuits).
-        let Some(plans) = plans_ready.as_deref() else {
-            return Ok(out);
-        };
+        drop(done);
+        let t = Instant::now();
+        let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+        tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
+        let g1 = groth16::g1_sums(backend, srs, batch, &plans, &mut times)?;
+        let mut out: Vec<DeviceSums> = hs.into_iter().zip(g1).map(|(h, (l, a, b1))| (h, l, a, b1, G2Projective::identity())).collect();
         if backend.g2_batch_on_device() {
             let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, plans, true, false)?;
+            let sums = groth16::g2_parts(backend, srs, &plans, true, false)?;
             times.batch_add += t.elapsed();
             out.iter_mut().zip(sums).for_each(|(o, b)| o.4 += b);
         }
         if backend.g2_msm_on_device() {
             let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, plans, false, true)?;
+            let sums = groth16::g2_parts(backend, srs, &plans, false, true)?;
             times.tails += t.elapsed();
             out.iter_mut().zip(sums).for_each(|(o, m)| o.4 += m);
         }

@@ -122,10 +122,13 @@ pub struct BenchArgs {
     /// scripts/build-upstream-reference.sh).
     #[arg(long, value_name = "SO")]
     pub reference: Option<std::path::PathBuf>,
-    /// After the worker rows, one call with N circuits (as bellperson sends a
-    /// sector's partitions); N is at most the largest --workers value.
-    #[arg(long, value_name = "N")]
-    pub batch: Option<usize>,
+    /// After the worker rows, one call with N circuits (as filecoin-proofs
+    /// sends a sector's partitions), for each N given (comma-separated, each
+    /// 1..=64). The circuits use the workers' first witnesses in turn (as many
+    /// distinct ones as the largest --workers value; the row says how many),
+    /// each with its own r and s; a witness passed twice is treated as two.
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub batch: Vec<usize>,
     /// Write every proof as a line `<worker|batch> <partition> <hex>` (the
     /// first time its (witness, r, s) is proved), to compare libraries.
     #[arg(long = "proofs-out", value_name = "FILE")]
@@ -162,8 +165,8 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let max_w = args.workers.iter().copied().max().context("--workers is empty")?;
     ensure!(args.workers.iter().all(|&w| (1..=64).contains(&w)), "every --workers value must be at least 1 and at most 64");
     ensure!(args.partitions >= 1, "--partitions must be at least 1");
-    if let Some(n) = args.batch {
-        ensure!((1..=max_w).contains(&n), "--batch {n}: must be in 1..={max_w} (the largest --workers value: one witness per worker)");
+    for &n in &args.batch {
+        ensure!((1..=64).contains(&n), "--batch {n}: must be in 1..=64");
     }
     let upstream = match (args.lib, &args.reference) {
         (Lib::Upstream, Some(so)) => Some(crate::upstream::Upstream::load(so)?),
@@ -214,12 +217,13 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
                 phase_rows.push((mode.to_string(), r.reports));
             }
         }
-        if let Some(n) = args.batch {
+        for &n in &args.batch {
             reset_peak_rss();
             let t0 = epoch_ms();
             let r = run_batch(&job, &args, n, &proofs)?;
             let (t1, rss) = (epoch_ms(), peak_rss());
-            ok &= report_row(label, &format!("{} ({n} circuits in one call)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
+            let distinct = n.min(job.witnesses.len());
+            ok &= report_row(label, &format!("{} ({n} circuits in one call, {distinct} distinct witnesses)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
             trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
         }
     }

@@ -95,10 +95,12 @@ pub(super) fn run(job: &Job, args: &BenchArgs, workers: usize, proofs: &Seen) ->
     })
 }
 
-/// One call with `n` circuits (the workers' first witnesses), as bellperson
-/// sends a sector's partitions.
+/// One call with `n` circuits (the workers' first witnesses in turn), as
+/// filecoin-proofs sends a sector's partitions. Circuit i's witness, r and s
+/// depend on i alone, so its proof (keyed (1000 + i, 0)) is compared across
+/// batch sizes and modes.
 pub(super) fn run_batch(job: &Job, args: &BenchArgs, n: usize, proofs: &Seen) -> Result<Run> {
-    let refs: Vec<&(Witness, Vec<Scalar>)> = (0..n).map(|i| &job.witnesses[i][0]).collect();
+    let refs: Vec<&(Witness, Vec<Scalar>)> = (0..n).map(|i| &job.witnesses[i % job.witnesses.len()][0]).collect();
     let (r, s): (Vec<Scalar>, Vec<Scalar>) = (0..n).map(|i| blinders(args.seed, 1000 + i, 0)).unzip();
     let failures = Mutex::new(Vec::new());
     supraseal_c2::record_reports(true);
