@@ -113,18 +113,23 @@ pub trait Backend: Sync {
 
     /// H = Σ t_i·bases[i] for the quotient t of [`Backend::quotient`]
     /// (`bases.len() ≤ n` points, the H query), with the time spent in the
-    /// quotient and in the MSM. The default runs the two steps; a device
-    /// backend overrides it to keep t on the device between them.
+    /// quotient and in the MSM. `between` runs once the quotient is done and
+    /// before the MSM starts (the pipeline stages the next circuit there, so
+    /// that its uploads overlap the MSM, and the inputs' buffers are free).
+    /// The default runs the two steps; a device backend overrides it to keep
+    /// t on the device between them.
     fn quotient_msm(
         &self,
         abc: Abc<'_>,
         n: usize,
         staged: Option<Self::Staged>,
         bases: &[G1Affine],
+        between: &mut dyn FnMut(),
     ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
         let t = std::time::Instant::now();
         let coeffs = self.quotient(abc, n, staged)?;
         let ntt = t.elapsed();
+        between();
         let t = std::time::Instant::now();
         let h = self.msm_g1(bases, &coeffs[..bases.len()])?;
         Ok((h, ntt, t.elapsed()))

@@ -479,7 +479,7 @@ fn gpu_phase2_peak_is_within_the_formula() {
             }
         });
         let b = gpu.backend();
-        b.quotient_msm([&abc[0], &abc[1], &abc[2]], n, None, &bases[..n - 1]).unwrap();
+        b.quotient_msm([&abc[0], &abc[1], &abc[2]], n, None, &bases[..n - 1], &mut || {}).unwrap();
         b.msm_g1(&bases, &scalars).unwrap();
         b.batch_add_g1(&bases, &bitmap).unwrap();
         b.batch_add_g2(&g2, &bitmap).unwrap();

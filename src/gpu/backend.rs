@@ -145,12 +145,15 @@ impl Backend for GpuBackend {
         n: usize,
         staged: Option<StagedAbc>,
         bases: &[G1Affine],
+        between: &mut dyn FnMut(),
     ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
         let t = std::time::Instant::now();
         let mut coeffs = self.quotient_on_device(abc, n, staged)?;
-        // Only this call's stream: the phase times stay per step.
+        // Only this call's stream: the phase times stay per step, and every
+        // copy from the circuit's host buffers is complete after it.
         self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
         let ntt_time = t.elapsed();
+        between();
         let t = std::time::Instant::now();
         let h = msm::msm_device_scalars::<msm::G1>(&self.exec, bases, &mut coeffs)?;
         drop(coeffs);

@@ -42,7 +42,8 @@ pub struct Intermediates {
 /// Wall time of each part of one call, summed over its circuits.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PhaseTimes {
-    /// Phase 0: page-locking the host a/b/c buffers.
+    /// Page-locking and letting go of the host a/b/c buffers: the first
+    /// circuit in phase 0, the others on the pinning thread beside phase 2.
     pub pin: Duration,
     /// Phase 1 (or the start of phase 2 in single-lock mode): the pre-stage
     /// decision, allocation and upload issue.
@@ -63,6 +64,9 @@ pub struct PhaseTimes {
     /// tail; zero time when they run on the device), and the batch addition
     /// where the backend has no device (the CPU backend).
     pub g2: Duration,
+    /// After phase 2: waiting for the CPU thread (plans, G2 MSMs on the CPU)
+    /// and the pinning thread to end.
+    pub join: Duration,
     /// Phase 3: waiting for the streams and unpinning.
     pub unpin: Duration,
 }
@@ -174,15 +178,17 @@ pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, 
 }
 
 /// H = Σ t_i·h_i of one circuit: the quotient (from `staged` when phase 1
-/// uploaded it) and the H-MSM. Adds to `times.ntt` and `times.h_msm`.
+/// or an earlier circuit uploaded it) and the H-MSM, with `between` run
+/// between them ([`Backend::quotient_msm`]). Adds to `times.ntt` and `times.h_msm`.
 pub fn h_sum<B: Backend + ?Sized>(
     backend: &B,
     srs: &Srs,
     abc: Abc<'_>,
     staged: Option<B::Staged>,
     times: &mut PhaseTimes,
+    between: &mut dyn FnMut(),
 ) -> Result<G1Projective> {
-    let (h, ntt, msm) = backend.quotient_msm(abc, srs.domain_size(), staged, &srs.h)?;
+    let (h, ntt, msm) = backend.quotient_msm(abc, srs.domain_size(), staged, &srs.h, between)?;
     times.ntt += ntt;
     times.h_msm += msm;
     Ok(h)

@@ -86,7 +86,10 @@ pub fn prove<B: Backend + ?Sized>(
         });
         let pinner = scope.spawn(move || pin_ahead(backend, inputs_ref, done_rx));
         let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, &mut report);
-        (g1, cpu.join(), pinner.join())
+        let t = Instant::now();
+        let joined = (cpu.join(), pinner.join());
+        report.times.join = t.elapsed();
+        (g1, joined.0, joined.1)
     });
     match pin_time {
         Ok(d) => report.times.pin += d,
@@ -125,9 +128,10 @@ pub fn prove<B: Backend + ?Sized>(
 /// they run on the device).
 type DeviceSums = (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective);
 
-/// How many circuits past the one computing are kept page-locked: the next
-/// one (its pins and uploads overlap this one's kernels).
-const PIN_AHEAD: usize = 1;
+/// How many circuits past the one computing are kept page-locked: two, so
+/// that the next one is pinned (a porep-32g circuit takes ~0.6 s) before
+/// this one's quotient ends, when its uploads start.
+const PIN_AHEAD: usize = 2;
 
 /// The pinning thread of a call: pins circuits 1.. one after another, at
 /// most [`PIN_AHEAD`] past the circuit computing, and lets go of each circuit
@@ -216,10 +220,16 @@ fn locked_phases<B: Backend + ?Sized>(
     let result = (|| {
         let mut hs = Vec::with_capacity(inputs.len());
         for (ci, abc) in inputs.iter().enumerate() {
-            if ci + 1 < inputs.len() && staged[ci + 1].is_none() {
-                staged[ci + 1] = backend.prefetch(ci + 1, inputs[ci + 1], n);
-            }
-            hs.push(groth16::h_sum(backend, srs, *abc, staged[ci].take(), &mut times)?);
+            let mine = staged[ci].take();
+            let mut next = staged.get_mut(ci + 1);
+            // Once this circuit's quotient is done (its inputs' device
+            // buffers free), the next circuit goes up beside its H-MSM.
+            let mut stage_next = || {
+                if let Some(slot @ None) = next.as_deref_mut() {
+                    *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
+                }
+            };
+            hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut stage_next)?);
             // Every copy from this circuit's buffers is complete.
             let _ = done.send(ci);
         }

@@ -80,6 +80,7 @@ impl CallReport {
             batch_add_ms = ms(t.batch_add),
             tails_ms = ms(t.tails),
             g2_ms = ms(t.g2),
+            join_ms = ms(t.join),
             unpin_ms = ms(t.unpin),
             stage_detail = self.stage_detail.as_deref().unwrap_or(""),
             g2_msm = self.g2_msm,

@@ -214,7 +214,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, job.vk.is_some(), t0, t1, rss);
             trace.row(&format!("{label} {} W={w}", mode_name(mode)), &r.calls, &r.reports);
             if w == 1 {
-                phase_rows.push((mode.to_string(), r.reports));
+                phase_rows.push((format!("{mode}, W=1"), r.reports));
             }
         }
         for &n in &args.batch {
@@ -225,6 +225,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             let distinct = n.min(job.witnesses.len());
             ok &= report_row(label, &format!("{} ({n} circuits in one call, {distinct} distinct witnesses)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
             trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
+            phase_rows.push((format!("{mode}, {n} circuits in one call"), r.reports));
         }
     }
     if let (Some(path), Some(file)) = (&args.trace, trace_file) {

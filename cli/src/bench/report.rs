@@ -97,17 +97,19 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     r.failures.is_empty() && r.unverified == 0 && (!ours || r.reports.len() == r.calls.len())
 }
 
-/// Prints the per-phase times of single-worker calls (mean over each mode's
-/// partitions), one row per (mode, reports).
+/// Prints the per-phase times per partition (each call's times over its
+/// circuits, averaged over the row's partitions): the single-worker rows and
+/// the N-circuit calls, one row per (label, reports).
 pub(super) fn phase_table(phase_rows: Vec<(String, Vec<CallReport>)>) {
     println!();
-    println!("| mode (W=1) | backend | pin | stage | NTT | H-MSM | batch add | tails | prep (CPU) | G2 (CPU) | compute hold |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("Per partition, ms (pin: phase 0 and the pinning thread beside phase 2; join: waiting for the CPU and pinning threads after phase 2):");
+    println!("| mode | backend | pin | stage | NTT | H-MSM | batch add | tails | prep (CPU) | G2 (CPU) | join | unpin | compute hold |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (mode, reports) in phase_rows {
-        let k = reports.len().max(1) as f64;
+        let k = reports.iter().map(|c| c.circuits).sum::<usize>().max(1) as f64;
         let mean = |f: &dyn Fn(&CallReport) -> Duration| reports.iter().map(f).sum::<Duration>().as_secs_f64() * 1e3 / k;
         println!(
-            "| {mode} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| {mode} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             reports.first().map_or("?", |c| c.backend),
             mean(&|c| c.times.pin),
             mean(&|c| c.times.stage),
@@ -117,6 +119,8 @@ pub(super) fn phase_table(phase_rows: Vec<(String, Vec<CallReport>)>) {
             mean(&|c| c.times.tails),
             mean(&|c| c.times.prep),
             mean(&|c| c.times.g2),
+            mean(&|c| c.times.join),
+            mean(&|c| c.times.unpin),
             mean(&|c| c.compute.map_or(Duration::ZERO, |s| s.hold())),
         );
     }
