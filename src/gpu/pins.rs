@@ -192,7 +192,10 @@ mod tests {
 
     type Reg = Registry<&'static str>;
 
-    fn ok(tag: &'static str, calls: &Cell<usize>) -> impl FnOnce() -> Result<&'static str, RegisterError<i32>> + '_ {
+    fn ok<'a>(
+        tag: &'static str,
+        calls: &'a Cell<usize>,
+    ) -> impl FnOnce() -> Result<&'static str, RegisterError<i32>> + 'a {
         move || {
             calls.set(calls.get() + 1);
             Ok(tag)
