@@ -24,6 +24,24 @@ pub struct Circuit<'a> {
     pub inp: &'a [Scalar],
     /// Aux values.
     pub aux: &'a [Scalar],
+    /// Its index in the caller's `provers` array (for error messages).
+    pub index: usize,
+    /// Whether its scalars were checked canonical at validation; a circuit
+    /// whose check [`validate_deferring`] left out must pass
+    /// [`Circuit::check_scalars`] before any computation reads it.
+    pub scalars_checked: bool,
+}
+
+impl Circuit<'_> {
+    /// `EINVAL` unless every scalar (a, b, c, inputs, aux) is canonical, naming
+    /// the first that is not (see [`check_canonical`]).
+    pub fn check_scalars(&self) -> Result<()> {
+        let i = self.index;
+        for (name, v) in [("a", self.a), ("b", self.b), ("c", self.c), ("inp_assignment_data", self.inp), ("aux_assignment_data", self.aux)] {
+            check_canonical(v, || format!("provers[{i}].{name}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// A bit vector of `len` bits in u64 words (bit i = bit i % 64 of word i / 64).
@@ -165,7 +183,8 @@ pub(crate) fn check_canonical(v: &[Scalar], what: impl Fn() -> String) -> Result
     }
 }
 
-/// Validates `provers` against `srs` and returns the borrowed view.
+/// Validates `provers` against `srs` and returns the borrowed view, every
+/// scalar of every circuit checked (see [`validate_deferring`]).
 ///
 /// Errors (all `EINVAL`): `provers` NULL or `num_circuits` 0; a NULL or
 /// misaligned pointer whose size is non-zero; bit lengths that differ from the
@@ -178,6 +197,25 @@ pub(crate) fn check_canonical(v: &[Scalar], what: impl Fn() -> String) -> Result
 /// `provers` must point to `num_circuits` readable `Assignment`s whose pointers
 /// satisfy the ABI contract (docs/ARCHITECTURE.md §2) for `'a`.
 pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs: &Srs) -> Result<Batch<'a>> {
+    // SAFETY: forwarded contract.
+    unsafe { validate_checking(provers, num_circuits, srs, num_circuits) }
+}
+
+/// [`validate`], but the scalars of circuits 1.. are left unchecked
+/// (`scalars_checked` false): a porep-32g circuit holds 16 GiB of scalars, and
+/// the pipeline checks circuits 1.. beside the device work of circuit 0
+/// (`pipeline::checks`) rather than before it. Every other check, and circuit
+/// 0's scalars, are as in [`validate`].
+///
+/// # Safety
+/// As [`validate`].
+pub unsafe fn validate_deferring<'a>(provers: *const CAssignment, num_circuits: usize, srs: &Srs) -> Result<Batch<'a>> {
+    // SAFETY: forwarded contract.
+    unsafe { validate_checking(provers, num_circuits, srs, 1) }
+}
+
+/// [`validate`], checking the scalars of the first `checked` circuits only.
+unsafe fn validate_checking<'a>(provers: *const CAssignment, num_circuits: usize, srs: &Srs, checked: usize) -> Result<Batch<'a>> {
     if num_circuits == 0 {
         return Err(Error::invalid("num_circuits is 0; at least one circuit is required"));
     }
@@ -259,10 +297,12 @@ pub unsafe fn validate<'a>(provers: *const CAssignment, num_circuits: usize, srs
                 c: scalars(p.c, p.abc_size, || format!("provers[{i}].c"))?,
                 inp: scalars(p.inp_assignment_data, p.inp_assignment_size, || format!("provers[{i}].inp_assignment_data"))?,
                 aux: scalars(p.aux_assignment_data, p.aux_assignment_size, || format!("provers[{i}].aux_assignment_data"))?,
+                index: i,
+                scalars_checked: i < checked,
             }
         };
-        for (name, v) in [("a", c.a), ("b", c.b), ("c", c.c), ("inp_assignment_data", c.inp), ("aux_assignment_data", c.aux)] {
-            check_canonical(v, || format!("provers[{i}].{name}"))?;
+        if c.scalars_checked {
+            c.check_scalars()?;
         }
         circuits.push(c);
     }

@@ -230,6 +230,52 @@ fn non_canonical_scalars_are_rejected_not_reduced() {
     expect_einval(e.map(|_| Vec::new()), "r_s[1] is not a canonical field element");
 }
 
+/// The scalars of circuits 1.. are checked beside circuit 0's work, not
+/// before it: a bad one in any later circuit, any vector, still fails the
+/// call (both forms) with the message validation would give, the lowest
+/// bad circuit named, and no proof written.
+#[test]
+fn a_non_canonical_scalar_in_a_later_circuit_fails_the_call() {
+    let f = fixture(4);
+    let above_r = blstrs::Scalar::from(blst::blst_fr { l: [u64::MAX; 4] });
+    let mut witnesses = f.witnesses.clone();
+    let last = witnesses[3].c.len() - 1;
+    witnesses[3].c[last] = above_r;
+    let provers: Vec<CAssignment> = witnesses.iter().map(Witness::assignment).collect();
+    let mut proofs = vec![groth16_proof::default(); 4];
+    let before = proofs.clone();
+    let e = ffi::check(unsafe {
+        ffi::generate_groth16_proofs_c(
+            provers.as_ptr(),
+            4,
+            f.r.as_ptr() as *const fr_t,
+            f.s.as_ptr() as *const fr_t,
+            proofs.as_mut_ptr(),
+            f.srs.raw(),
+            std::ptr::null_mut(),
+            -1,
+        )
+    });
+    expect_einval(e.map(|_| Vec::new()), &format!("provers[3].c[{last}] is not a canonical field element"));
+    assert_eq!(proofs, before, "no proof is written on error");
+
+    // Two bad circuits: the lower one is named, in the split form too.
+    witnesses[2].b[0] = above_r;
+    match ffi::PendingProof::start(&f.srs, &witnesses, &f.r, &f.s, std::ptr::null_mut(), -1) {
+        Ok(_) => panic!("the split form accepted a non-canonical scalar of provers[2]"),
+        Err(e) => {
+            assert_eq!(e.code, EINVAL, "{}", e.message);
+            assert!(e.message.contains("provers[2].b[0] is not a canonical field element"), "{}", e.message);
+        }
+    }
+
+    // The same witnesses, repaired, prove: the checks leave nothing behind.
+    witnesses[2].b[0] = f.witnesses[2].b[0];
+    witnesses[3].c[last] = f.witnesses[3].c[last];
+    let provers: Vec<CAssignment> = witnesses.iter().map(Witness::assignment).collect();
+    assert!(call(&f, &provers).is_ok());
+}
+
 #[test]
 fn sizes_beyond_the_key_are_rejected_before_any_density_word_is_read() {
     let f = fixture(1);

@@ -81,8 +81,9 @@ pub(crate) unsafe fn start(
     // Our own reference, held for the pending handle's lifetime.
     // SAFETY: forwarded contract.
     let key = unsafe { srs_arc(srs) }?;
+    // Circuits 1..'s scalars are checked by the pipeline, beside circuit 0's device work.
     // SAFETY: forwarded contract.
-    let batch = unsafe { crate::assignment::validate(provers, num_circuits, &key) }?;
+    let batch = unsafe { crate::assignment::validate_deferring(provers, num_circuits, &key) }?;
     // SAFETY: forwarded contract (`num_circuits` elements each).
     let r = unsafe { copy_scalars(r_s, num_circuits, "r_s") }?;
     let s = unsafe { copy_scalars(s_s, num_circuits, "s_s") }?;

@@ -11,6 +11,7 @@
 //! raw pointers of the C ABI are turned into these values by
 //! [`crate::abi::intake`].
 
+mod checks;
 pub mod phases;
 pub mod report;
 pub mod select;

@@ -8,6 +8,7 @@ use blstrs::{G1Projective, G2Projective};
 use group::Group;
 
 use crate::threads::in_cpu_pool;
+use super::checks::Checks;
 use super::report::CallReport;
 use crate::assignment::Batch;
 use crate::backend::{Abc, Admission, Backend};
@@ -21,9 +22,10 @@ use crate::srs::Srs;
 /// Phases 0–3 of docs/ARCHITECTURE.md §5 for a validated batch on `backend`, with `locks`.
 ///
 /// Phase 0 (no lock): pin the first circuit's a/b/c; start the CPU thread
-/// (split-MSM plans, then the G2 MSMs of B′) and the pinning thread (the
-/// other circuits, one ahead of the one computing, each let go of once its
-/// quotient is done). Phase 1 (memory lock): pre-stage the first circuits
+/// (split-MSM plans, then the G2 MSMs of B′), the pinning thread (the
+/// other circuits, two ahead of the one computing, each let go of once its
+/// quotient is done) and, where validation left them, the scalar checks of
+/// circuits 1.. (`super::checks`; phase 2 and the G2 MSMs wait for them). Phase 1 (memory lock): pre-stage the first circuits
 /// that fit, or decide fallback. Phase 2 (compute lock): quotient and H-MSM
 /// per circuit, the next circuit staged ahead where there is room; then
 /// (once the plans are ready) the G1 batch additions of all circuits in one
@@ -69,7 +71,12 @@ pub fn prove<B: Backend + ?Sized>(
     let (tx, rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let inputs_ref = &inputs;
+    let checks = Checks::new(&batch.circuits);
+    let checks = &checks;
     let (g1, cpu, pin_time) = std::thread::scope(|scope| {
+        if Checks::needed(&batch.circuits) {
+            scope.spawn(move || checks.run(&batch.circuits));
+        }
         let cpu = scope.spawn(move || {
             in_cpu_pool(|| {
                 let t = Instant::now();
@@ -80,12 +87,21 @@ pub fn prove<B: Backend + ?Sized>(
                 // GPU), less the parts the backend runs on the device in phase 2.
                 let t = Instant::now();
                 let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
-                let g2 = (batch_here || msms_here).then(|| groth16::g2_parts(backend, srs, &plans, batch_here, msms_here));
+                let g2 = (batch_here || msms_here).then(|| {
+                    checks.wait(batch.circuits.len())?;
+                    groth16::g2_parts(backend, srs, &plans, batch_here, msms_here)
+                });
                 (g2, prep, t.elapsed())
             })
         });
         let pinner = scope.spawn(move || pin_ahead(backend, inputs_ref, done_rx));
-        let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, &mut report);
+        let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, checks, &mut report);
+        // A scalar rejected by the checks is the call's error, whatever phase
+        // 2 made of it.
+        let g1 = match checks.finish() {
+            Some(e) => Err(e),
+            None => g1,
+        };
         let t = Instant::now();
         let joined = (cpu.join(), pinner.join());
         report.times.join = t.elapsed();
@@ -160,6 +176,18 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
     }
 }
 
+/// [`Checks::wait`] from phase 2, logging a wait that was not instant (the
+/// checks are meant to run ahead of the circuit computing).
+fn wait_for_checks(checks: &Checks, upto: usize) -> Result<()> {
+    let t = Instant::now();
+    let r = checks.wait(upto);
+    let waited = t.elapsed();
+    if waited > Duration::from_millis(1) {
+        tracing::debug!(circuits = upto, wait_ms = round1(waited.as_secs_f64() * 1e3), "phase 2 waited for scalar checks");
+    }
+    r
+}
+
 /// Phases 1 and 2: the lock holds of one call. Circuit by circuit, the
 /// quotient and H-MSM, with the next circuit staged ahead where the backend
 /// can (`prefetch`) and each circuit's pins let go of once its quotient is
@@ -175,6 +203,7 @@ fn locked_phases<B: Backend + ?Sized>(
     inputs: &[Abc<'_>],
     plans: mpsc::Receiver<Arc<Plans<'_>>>,
     done: mpsc::Sender<usize>,
+    checks: &Checks,
     report: &mut CallReport,
 ) -> Result<Vec<DeviceSums>> {
     let n = srs.domain_size();
@@ -229,11 +258,13 @@ fn locked_phases<B: Backend + ?Sized>(
                     *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
                 }
             };
+            wait_for_checks(checks, ci + 1)?;
             hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut stage_next)?);
             // Every copy from this circuit's buffers is complete.
             let _ = done.send(ci);
         }
         drop(done);
+        wait_for_checks(checks, inputs.len())?;
         let t = Instant::now();
         let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
         tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
