@@ -61,10 +61,23 @@ impl GpuBackend {
     /// uploaded here, under the compute lock (the fallback path).
     fn quotient_on_device(&self, [a, b, c]: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
         let (da, db, dc) = match staged {
-            Some(s) => (s.a, s.b, s.c),
+            Some(s) => {
+                // Diagnostics only (a host wait the kernels would make on the
+                // device anyway): how much of the staged upload is still
+                // running when the quotient starts.
+                if tracing::enabled!(target: "supraseal_c2::gpu::stage", tracing::Level::DEBUG) {
+                    let t = std::time::Instant::now();
+                    let _ = self.stager.upload().synchronize();
+                    tracing::debug!(target: "supraseal_c2::gpu::stage", wait_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "staged a, b, c: upload still running at the quotient");
+                }
+                (s.a, s.b, s.c)
+            }
             None => {
+                let t = std::time::Instant::now();
                 let up = |v, what| ntt::upload_padded(&self.exec, v, n, what).map(ScalarBuf::owned);
-                (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?)
+                let abc = (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?);
+                tracing::debug!(enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c upload inside the compute lock");
+                abc
             }
         };
         ntt::quotient(&self.exec, da, db, dc, n)

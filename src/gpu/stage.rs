@@ -327,7 +327,18 @@ impl Stager {
     /// the margin; else `None`, and the circuit's phase 2 uploads it.
     pub fn prefetch(&self, exec: &Exec, ci: usize, abc: &Abc<'_>, n: usize) -> Option<StagedAbc> {
         let settings = &exec.settings;
-        if !settings.prestage || !self.pinned(ci) || exec.gpu.active.load(Ordering::SeqCst) != 1 {
+        let active = exec.gpu.active.load(Ordering::SeqCst);
+        let skip = if !settings.prestage {
+            Some("pre-staging is off")
+        } else if !self.pinned(ci) {
+            Some("the circuit is not (yet) wholly page-locked")
+        } else if active != 1 {
+            Some("other calls are in flight on the device")
+        } else {
+            None
+        };
+        if let Some(why) = skip {
+            tracing::debug!(circuit = ci, active, why, "next circuit not staged ahead: it uploads in its turn");
             return None;
         }
         let one = 3 * n * std::mem::size_of::<Scalar>();
