@@ -28,7 +28,8 @@ for line in sys.stdin:
 }
 for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2 --test gpu_proofs) \
   $(list_tests -p supraseal-c2 --test lock_protocol) $(list_tests -p supraseal-c2 --test gpu_params) \
-  $(list_tests -p supraseal-c2 --test gpu_pinning) $(list_tests -p supraseal-c2 --test prove_verify); do
+  $(list_tests -p supraseal-c2 --test gpu_pinning) $(list_tests -p supraseal-c2 --test prove_verify) \
+  $(list_tests -p supraseal-c2 --test bad_input); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')
   cp "$exe" "gpu-pack/$name"
 done
