@@ -33,6 +33,9 @@ use crate::srs::Srs;
 #[no_mangle]
 pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, cache: bool) -> RustError {
     guard_err("create_SRS", || {
+        // Hosts load the key before their first proof: the load's events are
+        // logged under the same switches as the calls'.
+        crate::log::init_from_env();
         intake::check_ptr(ret.cast_const(), "ret")?;
         if params_path.is_null() {
             return Err(Error::invalid("params_path is NULL"));
