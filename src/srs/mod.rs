@@ -213,8 +213,9 @@ impl Srs {
     }
 
     /// This key with the verifying key's remaining parts (γ in G2 and the
-    /// input bases `ic`), so that its proofs can be verified.
-    pub(crate) fn with_verifying_key(mut self, gamma_g2: G2Affine, ic: Vec<G1Affine>) -> Srs {
+    /// input bases `ic`, one per input, the constant one first), so that its
+    /// proofs can be verified (`SUPRASEAL_C2_VERIFY`).
+    pub fn with_verifying_key(mut self, gamma_g2: G2Affine, ic: Vec<G1Affine>) -> Srs {
         self.gamma_g2 = Some(gamma_g2);
         self.ic = ic;
         self
