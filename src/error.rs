@@ -3,7 +3,8 @@
 //!
 //! Codes follow docs/ARCHITECTURE.md §2: `EINVAL` for bad arguments and malformed files,
 //! `ENOENT`/`EIO` for params-file access, `ENOMEM` for host memory, `ENODEV`
-//! when a GPU was demanded and none is usable. CUDA failures (GPU backend) carry
+//! when a GPU was demanded and none is usable, `EBADMSG` when the
+//! `SUPRASEAL_C2_VERIFY` self-check rejects a proof. CUDA failures (GPU backend) carry
 //! the CUDA error number. The two numberings overlap (`ENOENT` and
 //! `CUDA_ERROR_OUT_OF_MEMORY` are both 2, `EINTR` and
 //! `CUDA_ERROR_NOT_INITIALIZED` both 3, …), so C callers read the code
@@ -21,6 +22,8 @@ pub mod code {
     pub const EINVAL: i32 = libc::EINVAL;
     pub const ENODEV: i32 = libc::ENODEV;
     pub const EBUSY: i32 = libc::EBUSY;
+    /// Returned when `SUPRASEAL_C2_VERIFY` is on and a proof does not verify.
+    pub const EBADMSG: i32 = libc::EBADMSG;
     /// Returned when a Rust panic was caught at the ABI boundary; it is a bug.
     pub const EFAULT: i32 = libc::EFAULT;
 }
@@ -55,6 +58,9 @@ pub enum ErrorKind {
     Busy,
     /// `EFAULT`: a panic caught at the ABI boundary (a bug in this library).
     Internal,
+    /// `EBADMSG`: `SUPRASEAL_C2_VERIFY` is on and a proof did not verify
+    /// (a witness that does not satisfy its circuit, or a wrong computation).
+    ProofRejected,
     /// `CUDA_ERROR_OUT_OF_MEMORY`: the device (or the pretended card of
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, or an injected fault) had no room.
     DeviceOutOfMemory,
@@ -92,6 +98,7 @@ impl Error {
             (false, code::ENODEV) => ErrorKind::NoDevice,
             (false, code::EBUSY) => ErrorKind::Busy,
             (false, code::EFAULT) => ErrorKind::Internal,
+            (false, code::EBADMSG) => ErrorKind::ProofRejected,
             (false, _) => ErrorKind::Io,
         }
     }
@@ -104,6 +111,11 @@ impl Error {
     /// `ENODEV`: a GPU was demanded and none is usable.
     pub fn no_device(message: impl fmt::Display) -> Self {
         Self::new(code::ENODEV, message.to_string())
+    }
+
+    /// `EBADMSG`: the self-check rejected a proof (`SUPRASEAL_C2_VERIFY`).
+    pub fn proof_rejected(message: impl fmt::Display) -> Self {
+        Self::new(code::EBADMSG, message.to_string())
     }
 
     /// `ENOMEM`: host memory could not be reserved.
@@ -154,6 +166,7 @@ mod tests {
         assert_eq!(Error::invalid("x").kind(), ErrorKind::InvalidInput);
         assert_eq!(Error::no_device("x").kind(), ErrorKind::NoDevice);
         assert_eq!(Error::no_memory("x").kind(), ErrorKind::OutOfHostMemory);
+        assert_eq!(Error::proof_rejected("x").kind(), ErrorKind::ProofRejected);
         assert_eq!(Error::new(code::EIO, "x").kind(), ErrorKind::Io);
         assert_eq!(oom.with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
     }

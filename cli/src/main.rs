@@ -228,7 +228,7 @@ struct ProveArgs {
     #[arg(long, value_name = "PATH")]
     params: Option<PathBuf>,
     /// Backend; when given it overrides SUPRASEAL_C2_BACKEND for the library
-    /// (default: that variable, else auto).
+    /// (default: that variable, else cpu when BELLMAN_NO_GPU is set, else auto).
     #[arg(long, value_enum)]
     backend: Option<Backend>,
     /// Seed for witnesses and r, s (random when omitted).
@@ -284,7 +284,10 @@ fn prove(args: ProveArgs) -> Result<bool> {
         std::env::set_var("SUPRASEAL_C2_BACKEND", name);
     }
     let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().trim().to_ascii_lowercase();
+    // The library reads bellperson's switch where SUPRASEAL_C2_BACKEND is unset.
+    let bellman_no_gpu = std::env::var("BELLMAN_NO_GPU").is_ok_and(|v| v != "0");
     let backend = match requested.as_str() {
+        "" if bellman_no_gpu => "cpu (BELLMAN_NO_GPU is set)".to_string(),
         "cpu" if !supraseal_c2::BUILT_WITH_KERNELS => format!("cpu ({NO_KERNELS})"),
         "cpu" => "cpu".to_string(),
         "gpu" => match no_gpu_reason() {

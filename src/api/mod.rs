@@ -29,6 +29,7 @@
 //! library returns an error; the panic message is the library's message
 //! followed by `(code N)` (an errno value: `EINVAL` for bad arguments or
 //! mismatched sizes, `ENODEV` when a GPU was demanded and none is usable,
+//! `EBADMSG` when `SUPRASEAL_C2_VERIFY=1` and a proof does not verify,
 //! `EFAULT` for an internal error). Callers that want the code as a value use
 //! [`SRS::try_new`] (a `Result`) or the C functions in [`crate::abi::exports`].
 //!
