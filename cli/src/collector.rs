@@ -24,7 +24,7 @@ pub struct BitVec {
 
 impl BitVec {
     fn push(&mut self) {
-        if self.len.is_multiple_of(64) {
+        if self.len % 64 == 0 {
             self.words.push(0);
         }
         self.len += 1;
