@@ -24,7 +24,7 @@ pub struct BitVec {
 
 impl BitVec {
     fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;
