@@ -6,6 +6,8 @@
 #   2. porep-2k/         Filecoin PoRep C2 for a 2 KiB sector through
 #      filecoin-proofs 19.1 with our library patched in: verify_seal true,
 #      tampered proof / wrong seed false.
+#   3. porep-2k/ too     the same through filecoin-proofs-api 19.1 with its
+#      `cuda-supraseal` feature: filecoin-ffi's (lotus') entry point (issue 32).
 # The 2 KiB Groth16 params are generated once (about 10 min, 5 GiB, 1.1 GB)
 # by the non-supraseal build and cached in $SUPRASEAL_C2_FIL_PARAMS
 # (default ~/.cache/supraseal-c2/filecoin-params).
@@ -51,6 +53,25 @@ check_patch() { # manifest dir, extra cargo args...
     esac
 }
 
+# filecoin-ffi's route to our library, in porep-2k (cwd): its `supraseal`
+# feature is filecoin-proofs-api/cuda-supraseal alone, and that must reach
+# bellperson/cuda-supraseal through filecoin-proofs and storage-proofs-core,
+# with neither bellperson's nor neptune's own CUDA/OpenCL kernels built.
+check_fpapi_chain() {
+    local tree
+    tree="$(cargo tree --features supraseal -e features -i bellperson)"
+    printf '%s\n' "$tree" | grep -E 'cuda|opencl' || true
+    local need
+    for need in 'bellperson feature "cuda-supraseal"' 'filecoin-proofs feature "cuda-supraseal"' \
+        'storage-proofs-core feature "cuda-supraseal"' 'filecoin-proofs-api feature "cuda-supraseal"'; do
+        grep -qF "$need" <<<"$tree" || { echo "run-rust: missing from the feature chain: $need" >&2; return 1; }
+    done
+    if cargo tree --features supraseal -e features 2>/dev/null | grep -E '(bellperson|neptune) feature "(cuda|opencl)"'; then
+        echo "run-rust: a CUDA/OpenCL kernel feature is on (needs nvcc and libcuda)" >&2
+        return 1
+    fi
+}
+
 # --- 1. bellperson [patch]
 cd "$here/rust-bellperson"
 step "bellperson [patch]: cargo tree" check_patch .
@@ -62,18 +83,25 @@ if [ "${SKIP_POREP:-0}" = 1 ]; then
     echo "!!! run-rust: SKIP_POREP=1: the Filecoin 2 KiB PoRep C2 test was NOT run" >&2
 else
     cd "$here/porep-2k"
-    step "porep-2k: patch filecoin-hashers (cuda = [])" ./patch-filecoin-hashers.sh
+    step "porep-2k: patch filecoin-hashers, filecoin-proofs" ./patch-cuda-features.sh
     step "porep-2k: cargo tree" check_patch . --features supraseal
     step "porep-2k: build, CPU prover (params generator)" cargo build --release
     # `cargo test --features supraseal` below rebuilds target/release/porep-2k
     # with the feature: keep the CPU build under its own name.
     cp target/release/porep-2k target/release/porep-2k-cpu
     step "porep-2k: Groth16 params (generated once, cached)" ./target/release/porep-2k-cpu params
-    step "porep-2k: build, supraseal (our library)" cargo test --release --features supraseal --no-run
-    step "porep-2k: C2 through our library, verify_seal" cargo test --release --features supraseal -- --nocapture
+    step "porep-2k: build, supraseal (our library)" cargo test --release --features supraseal --test porep_2k --no-run
+    step "porep-2k: C2 through our library, verify_seal" cargo test --release --features supraseal --test porep_2k -- --nocapture
     if [ "${POREP_CPU_BASELINE:-0}" = 1 ]; then
         step "porep-2k: C2 with bellperson's CPU prover" ./target/release/porep-2k-cpu c2
     fi
+
+    # --- 3. filecoin-ffi's entry point: filecoin-proofs-api (same workspace,
+    # same dependency build and params as part 2; only the test binary is new).
+    step "fpapi: cargo tree (cuda-supraseal chain)" check_fpapi_chain
+    step "fpapi: build test" cargo test --release --features supraseal --test fpapi_2k --no-run
+    step "fpapi: C2 via filecoin-proofs-api, verify_seal" \
+        env SUPRASEAL_C2_LOG=info cargo test --release --features supraseal --test fpapi_2k -- --nocapture
 fi
 
 echo "=== run-rust: timings"
