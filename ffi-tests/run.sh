@@ -12,7 +12,7 @@
 #      pointing at the debug build (same binaries, no relink: a folder that
 #      has it under the SONAME the executables record);
 #   6. runs `go test` in ffi-tests/go (pkg-config; standard library only,
-#      offline);
+#      offline), then builds and runs the README's Go program as printed;
 #   7. ffi-tests/run-install.sh: a fresh install.sh prefix and a DESTDIR
 #      stage, a C program linked with the shared and the static library
 #      through pkg-config and CMake, each run (fixture proofs included).
@@ -104,6 +104,33 @@ go_test() {
     )
 }
 
+readme_go() { # the README's Go program, built and run as printed there
+    local dir="$out/readme-go"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    awk '/^```go$/ {p = 1; next} /^```/ {if (p) exit} p' "$repo/README.md" > "$dir/main.go"
+    grep -q '^func main' "$dir/main.go" || { echo "README.md has no complete Go program" >&2; exit 1; }
+    printf 'module app\n\ngo 1.19\n' > "$dir/go.mod"
+    (
+        cd "$dir"
+        export GOFLAGS=-mod=mod GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=1
+        export GOCACHE="${GOCACHE:-$out/go-cache}" GOPATH="${GOPATH:-$out/go-path}"
+        export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+        go vet .
+        CGO_LDFLAGS="-Wl,-rpath,$prefix/lib" go build -o app .
+        # The run path alone finds the library, as the README says. The
+        # params file: the first set's (FIXTURES.md: `<set> <params file> <circuits>`).
+        local params
+        params="$fixtures/$(awk 'NR == 1 {print $2}' "$fixtures/fixtures.txt")"
+        env -u LD_LIBRARY_PATH ./app "$params" | grep -Fx "loaded $params"
+        if env -u LD_LIBRARY_PATH ./app "$dir/missing.params" 2> err.txt; then
+            echo "the README's Go program accepted a missing params file" >&2
+            exit 1
+        fi
+        grep -F "(ENOENT)" err.txt || { cat err.txt >&2; exit 1; }
+    )
+}
+
 step "tools (cmake, go, pkg-config)" tools
 step "cargo build (release library + CPU-only debug library)" builds
 step "scripts/install.sh $prefix" scripts/install.sh --no-build "$prefix"
@@ -113,6 +140,7 @@ step "ctest: installed release library" ctest_run
 step "ctest: LD_LIBRARY_PATH=CPU-only debug build" ctest_run LD_LIBRARY_PATH="$altlib"
 step "go test ./... (cgo, pkg-config)" go_test
 step "run-install.sh (shared/static; pkg-config/CMake)" "$here/run-install.sh" "$fixtures"
+step "the README's Go program (go build, run path)" readme_go
 
 echo "=== ffi-tests: all passed in $((SECONDS - start))s"
 printf '  %s\n' "${summary[@]}"

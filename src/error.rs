@@ -103,6 +103,15 @@ impl Error {
         }
     }
 
+    /// The code by name: `ENOENT`, `errno 123` for an errno without one
+    /// here, `CUDA error 700` for a CUDA error number.
+    pub fn code_name(&self) -> String {
+        if self.cuda {
+            return format!("CUDA error {}", self.code);
+        }
+        errno_name(self.code).map_or_else(|| format!("errno {}", self.code), str::to_string)
+    }
+
     /// `EINVAL`: a bad argument, a size mismatch or a malformed file.
     pub fn invalid(message: impl fmt::Display) -> Self {
         Self::new(code::EINVAL, message.to_string())
@@ -123,14 +132,61 @@ impl Error {
         Self::new(code::ENOMEM, message.to_string())
     }
 
-    /// Maps an I/O error on `path` to `ENOENT`, `EIO` or the OS errno.
+    /// Maps an I/O error on `path` to `ENOENT`, `EIO` or the OS errno; the
+    /// message names the errno (`No such file or directory (ENOENT)`).
     pub fn io(path: &std::path::Path, what: &str, err: &std::io::Error) -> Self {
         let code = match err.kind() {
             std::io::ErrorKind::NotFound => code::ENOENT,
             _ => err.raw_os_error().unwrap_or(code::EIO),
         };
-        Self::new(code, format!("{}: cannot {what}: {err}", path.display()))
+        let why = match err.raw_os_error() {
+            // io::Error's text ends in " (os error N)": the name says more.
+            Some(n) => {
+                let text = err.to_string();
+                let text = text.strip_suffix(&format!(" (os error {n})")).unwrap_or(&text).to_string();
+                match errno_name(n) {
+                    Some(name) => format!("{text} ({name})"),
+                    None => format!("{text} (errno {n})"),
+                }
+            }
+            None => err.to_string(),
+        };
+        Self::new(code, format!("{}: cannot {what}: {why}", path.display()))
     }
+}
+
+/// The symbolic name of an errno value (Linux numbering), for the codes this
+/// library returns and the ones file access can give: `ENOENT` for 2. `None`
+/// for others (and for CUDA error numbers, which overlap: see the module docs).
+pub fn errno_name(code: i32) -> Option<&'static str> {
+    Some(match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::ENODEV => "ENODEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ELOOP => "ELOOP",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::ESTALE => "ESTALE",
+        _ => return None,
+    })
 }
 
 /// An empty vector with room for `n` elements, or `ENOMEM` naming `what`
@@ -169,5 +225,16 @@ mod tests {
         assert_eq!(Error::proof_rejected("x").kind(), ErrorKind::ProofRejected);
         assert_eq!(Error::new(code::EIO, "x").kind(), ErrorKind::Io);
         assert_eq!(oom.with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
+        assert_eq!((missing.code_name(), oom.code_name()), ("ENOENT".to_string(), "CUDA error 2".to_string()));
+        assert_eq!(Error::new(4095, "x").code_name(), "errno 4095");
+    }
+
+    #[test]
+    fn io_errors_name_the_errno_once() {
+        let e = Error::io(std::path::Path::new("/nowhere/x.params"), "stat params file", &std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(e.message, "/nowhere/x.params: cannot stat params file: No such file or directory (ENOENT)");
+        let e = Error::io(std::path::Path::new("/x"), "open params file", &std::io::Error::from_raw_os_error(libc::EACCES));
+        assert!(e.message.ends_with("Permission denied (EACCES)") && e.code == libc::EACCES, "{}", e.message);
+        assert!(!e.message.contains("os error"), "{}", e.message);
     }
 }

@@ -86,7 +86,10 @@ pub use api::{
     start_groth16_proof_on_gpu, start_groth16_proofs, Assignment, SRS,
 };
 pub use config::{load_check, load_threads, CheckOn, Settings};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{errno_name, Error, ErrorKind, Result};
+
+/// This library's version (the package's `CARGO_PKG_VERSION`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use gpu::{device_count as gpu_device_count, BUILT_WITH_KERNELS};
 pub use locks::{LockHandle, LockMode, Span};
 pub use pipeline::{record_reports, take_reports, CallReport};

@@ -24,7 +24,7 @@ use blst::{blst_p1_affine, blst_p1_deserialize, blst_p2_affine, blst_p2_deserial
 use blstrs::{G1Affine, G2Affine};
 
 use crate::error::{Error, Result};
-use crate::log::round2;
+use crate::log::{round1, round2};
 
 mod bisect;
 pub mod buckets;
@@ -279,12 +279,13 @@ impl Srs {
             threads = report.threads,
             decode_s = round2(report.decode_s),
             check_s = round2(report.check_s),
+            // The device's fields only where a device checked vectors.
             check_device = report.device.as_deref().unwrap_or("none (CPU)"),
-            device_s = round2(report.device_s),
-            cpu_fallbacks = report.cpu_fallbacks,
-            pinned = report.pinned,
-            pin_s = round2(report.pin_s),
-            gb_per_s = round2(report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9)),
+            device_s = report.device.is_some().then(|| round2(report.device_s)),
+            cpu_fallbacks = report.device.is_some().then_some(report.cpu_fallbacks),
+            pinned = report.device.is_some().then_some(report.pinned),
+            pin_s = report.pinned.then(|| round2(report.pin_s)),
+            mib_per_s = round1(report.bytes as f64 / (1u64 << 20) as f64 / (report.decode_s + report.check_s).max(1e-9)),
             "params file loaded: read, decoded and subgroup-checked in batches (check_device says where the bucket sums ran)"
         );
         Ok((srs, report))

@@ -68,6 +68,17 @@ pub struct LoadReport {
     pub pin_s: f64,
 }
 
+/// `e` (about the first point) said as what it means: the file is not a
+/// params file at all. The path stays at the start of the message, once.
+fn not_a_params_file(path: &Path, e: Error) -> Error {
+    let prefix = format!("{}: ", path.display());
+    let detail = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
+    let message = format!(
+        "{prefix}not a params file (bellperson's Groth16 parameters start with alpha_g1, a 96-byte uncompressed G1 point): {detail}"
+    );
+    e.with_message(message)
+}
+
 /// Loads `src` (named `path` in messages) on the current rayon pool. With a
 /// device to check on (`device(check_on, path)`, asked only when a vector is long enough), each large vector's bucket sums are computed there by
 /// one thread while the next vector decodes here.
@@ -81,7 +92,9 @@ pub(crate) fn load<S: Source>(
     let t0 = Instant::now();
     let io = crate::config::load_io()?;
     let mut lay = Layout { src, path, pos: 0 };
-    let alpha_g1 = lay.g1("alpha_g1")?;
+    // The first point tells a params file from any other file (text, an
+    // archive, another key format): bellperson's layout starts with it.
+    let alpha_g1 = lay.g1("alpha_g1").map_err(|e| not_a_params_file(path, e))?;
     let beta_g1 = lay.g1("beta_g1")?;
     let beta_g2 = lay.g2("beta_g2")?;
     let gamma_g2 = lay.g2("gamma_g2")?;
