@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(Error::no_memory("x").kind(), ErrorKind::OutOfHostMemory);
         assert_eq!(Error::proof_rejected("x").kind(), ErrorKind::ProofRejected);
         assert_eq!(Error::new(code::EIO, "x").kind(), ErrorKind::Io);
-        assert_eq!(oom.with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
+        assert_eq!(oom.clone().with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
         assert_eq!((missing.code_name(), oom.code_name()), ("ENOENT".to_string(), "CUDA error 2".to_string()));
         assert_eq!(Error::new(4095, "x").code_name(), "errno 4095");
     }

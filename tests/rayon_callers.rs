@@ -7,7 +7,8 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -17,7 +18,8 @@ use supraseal_c2_cli::kit;
 
 #[test]
 fn proving_from_a_one_worker_global_pool_finishes() {
-    // This binary has one test, so the global pool is configured here first.
+    // The other test of this binary runs its calls in a child process, so
+    // the global pool is configured here first.
     rayon::ThreadPoolBuilder::new().num_threads(1).build_global().expect("global pool not yet built");
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let watchdog = {
@@ -49,4 +51,55 @@ fn proving_from_a_one_worker_global_pool_finishes() {
     done.store(true, Ordering::SeqCst);
     watchdog.join().unwrap();
     assert_eq!(ok, vec![true; 4]);
+}
+
+/// Set in the child process of [`calls_of_several_circuits_finish_on_a_one_thread_cpu_pool`].
+const CHILD: &str = "RAYON_CALLERS_CHILD";
+
+/// Two calls of 3 circuits each at once, with the library's CPU pool of one
+/// thread (`RAYON_NUM_THREADS=1` in a child process: the pool is built once
+/// per process). Regression test for a hang: the CPU side of a call waited
+/// for the canonical-scalar checks of circuits 1.. on a pool worker, while
+/// those checks ran in the same pool, so once every worker waited so (two
+/// calls on the two-thread pool of a 2-core machine) nothing ran.
+#[test]
+fn calls_of_several_circuits_finish_on_a_one_thread_cpu_pool() {
+    if std::env::var_os(CHILD).is_some() {
+        let keys = common::keys(Kind::Mimc, 10);
+        let srs = Params::open(&keys.path, true).unwrap();
+        let mut rng = common::rng();
+        let w = kit::witnesses(Kind::Mimc, 10, 3, &mut rng).unwrap();
+        let wits: Vec<_> = w.iter().map(|(w, _)| w.clone()).collect();
+        let (r, s) = (common::random_scalars(&mut rng, 3), common::random_scalars(&mut rng, 3));
+        std::thread::scope(|scope| {
+            let calls: Vec<_> = (0..2).map(|_| scope.spawn(|| ffi::prove(&srs, &wits, &r, &s, std::ptr::null_mut(), -1).unwrap())).collect();
+            for c in calls {
+                let proofs = c.join().unwrap();
+                assert!(proofs.iter().zip(&w).all(|(p, (_, inputs))| ffi::verify(&keys.vk, p, inputs)), "every proof verifies");
+            }
+        });
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "calls_of_several_circuits_finish_on_a_one_thread_cpu_pool", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env("RAYON_NUM_THREADS", "1")
+        .env("SUPRASEAL_C2_BACKEND", "cpu")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang is the failure; the limit is far above the seconds the calls take.
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(300) {
+            child.kill().ok();
+            let out = child.wait_with_output().unwrap();
+            panic!("deadlock: two 3-circuit calls on a one-thread CPU pool did not finish in 300 s\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
 }
