@@ -78,25 +78,27 @@ pub fn prove<B: Backend + ?Sized>(
             scope.spawn(move || checks.run(&batch.circuits));
         }
         let cpu = scope.spawn(move || {
-            in_cpu_pool(|| {
-                let t = Instant::now();
-                let plans = Arc::new(Plans::prepare(srs, batch));
-                let prep = t.elapsed();
-                let _ = tx.send(plans.clone());
-                // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
-                // GPU), less the parts the backend runs on the device in phase 2.
-                let t = Instant::now();
-                let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
-                let g2 = (batch_here || msms_here).then(|| {
-                    checks.wait(batch.circuits.len())?;
-                    // Curio's fork calls the host's set_membw_throttle(1) here,
-                    // its split-MSM preparation done, and (0) once its CPU G2 MSM
-                    // ends (`curio-fork`; nothing otherwise).
-                    let _throttle = crate::curio::cpu_g2_work();
-                    groth16::g2_parts(backend, srs, &plans, batch_here, msms_here)
-                });
-                (g2, prep, t.elapsed())
-            })
+            let t = Instant::now();
+            let plans = Arc::new(in_cpu_pool(|| Plans::prepare(srs, batch)));
+            let prep = t.elapsed();
+            let _ = tx.send(plans.clone());
+            // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
+            // GPU), less the parts the backend runs on the device in phase 2.
+            let t = Instant::now();
+            let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
+            let g2 = (batch_here || msms_here).then(|| {
+                // Waited for on this thread, not on a pool worker: the checks
+                // run on the pool, and a worker blocked here can be the one
+                // they are queued behind (a pool of one, or as many calls
+                // waiting as the pool has workers).
+                checks.wait(batch.circuits.len())?;
+                // Curio's fork calls the host's set_membw_throttle(1) here,
+                // its split-MSM preparation done, and (0) once its CPU G2 MSM
+                // ends (`curio-fork`; nothing otherwise).
+                let _throttle = crate::curio::cpu_g2_work();
+                in_cpu_pool(|| groth16::g2_parts(backend, srs, &plans, batch_here, msms_here))
+            });
+            (g2, prep, t.elapsed())
         });
         let pinner = scope.spawn(move || pin_ahead(backend, inputs_ref, done_rx));
         let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, checks, &mut report);
