@@ -85,6 +85,13 @@ pub struct CpuG2Work(Option<MembwThrottle>);
 /// The host function must return promptly and must not call into this library.
 pub fn cpu_g2_work() -> CpuG2Work {
     let host = host_throttle();
+    if cfg!(feature = "curio-fork") {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| match host {
+            Some(_) => tracing::info!("curio-fork: the program's set_membw_throttle is called around the CPU G2 MSMs"),
+            None => tracing::info!("curio-fork: the program defines no set_membw_throttle; none is called"),
+        });
+    }
     if let Some(f) = host {
         let mut running = CPU_G2_RUNNING.lock().unwrap_or_else(|e| e.into_inner());
         *running += 1;
@@ -120,7 +127,10 @@ pub fn gpu_threads() -> Option<usize> {
     let v = std::env::var("CUZK_GPU_THREADS").ok()?;
     match v.trim().parse::<usize>() {
         Ok(0) => None,
-        Ok(n) => Some(n),
+        Ok(n) => {
+            tracing::info!(threads = n, "curio-fork: CUZK_GPU_THREADS sizes the CPU pool");
+            Some(n)
+        }
         Err(_) if v.trim().is_empty() => None,
         Err(_) => {
             tracing::warn!(CUZK_GPU_THREADS = %v, "CUZK_GPU_THREADS is not a thread count: the CPU pool uses every CPU");

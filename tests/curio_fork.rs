@@ -91,7 +91,10 @@ pub extern "C" fn set_membw_throttle(value: i32) {
     THROTTLE_CALLS.lock().unwrap().push(value);
 }
 
-const CUZK_GPU_THREADS: usize = 3;
+/// One thread: unlike the default on any machine of two or more CPUs, and
+/// the pool where a call's CPU thread must not block a worker (the scalar
+/// checks of circuits 1.. run on the same pool).
+const CUZK_GPU_THREADS: usize = 1;
 
 /// Runs before any library call of this program (every test starts with
 /// it), and serialises the tests: the throttle record is process-wide.
