@@ -70,7 +70,8 @@ apt="$dir/apt"
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/deb"
 echo "deb [signed-by=$keyring] http://deb.debian.org/debian trixie non-free" > "$apt/sources.list"
 aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Architecture=amd64)
+  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Architecture=amd64
+  -o APT::Sandbox::User="$(id -un)")
 apt-get "${aptopts[@]}" update -qq
 candidate=$(apt-cache "${aptopts[@]}" policy nvidia-cuda-toolkit | awk '/Candidate:/ {print $2}')
 case "$candidate" in
