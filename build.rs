@@ -10,17 +10,31 @@
 //! build that was asked for (nvcc found) but cannot be made is a warning.
 //! `cargo:kernels=0|1` tells dependents (`DEP_SUPRASEAL_C2_KERNELS`) whether
 //! the kernels are built. Architectures: SASS for sm_75,
-//! sm_80, sm_86, sm_89, sm_90 and sm_120 where `nvcc --list-gpu-code` lists
-//! them, plus PTX for the newest; `SUPRASEAL_C2_CUDA_ARCHS` (e.g. `90` or
-//! `80,90`) narrows the list. The sppark crate's device headers (a build
+//! sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 where `nvcc --list-gpu-code`
+//! lists them (nvcc 12.8 and newer list sm_100 and sm_120; older ones build
+//! the rest), plus PTX for the newest; `SUPRASEAL_C2_CUDA_ARCHS` (e.g. `90`
+//! or `80,90`) narrows the list. The sppark crate's device headers (a build
 //! dependency) come from `SPPARK_ROOT` or the cargo registry.
+//!
+//! On Linux the shared library gets the SONAME `libsupraseal_c2.so.0`
+//! (`scripts/install.sh` installs it with that name and the linker name).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const WANTED_ARCHS: [u32; 6] = [75, 80, 86, 89, 90, 120];
+/// SASS targets. A cubin runs on its own major compute capability at the
+/// same or a higher minor: sm_75 covers T4/RTX 20, sm_80 A100, sm_86
+/// A10/A40/RTX 30, sm_89 L4/L40/RTX 40, sm_90 H100/H200, sm_100
+/// B100/B200/GB200 (and B300 at 10.3), sm_120 RTX 50 and RTX PRO 6000
+/// Blackwell (and GB10 at 12.1), which sm_100's cubin does not run on. Each
+/// one adds one nvcc job (about two minutes of CPU).
+const WANTED_ARCHS: [u32; 7] = [75, 80, 86, 89, 90, 100, 120];
 const SPPARK_VERSION: &str = "0.1.16";
+/// The shared library's SONAME. Its number is the C ABI's version, not the
+/// crate's: the ten functions and struct layouts (docs/ARCHITECTURE.md §2)
+/// are supraseal's, and it changes only if they change incompatibly.
+const SONAME: &str = "libsupraseal_c2.so.0";
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(supraseal_gpu)");
@@ -28,6 +42,9 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=cuda");
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{SONAME}");
+    }
     let built = build_kernels();
     println!("cargo:kernels={}", u8::from(built));
 }

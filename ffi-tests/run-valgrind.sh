@@ -6,7 +6,8 @@
 #      writes a small fixture set (mimc-k10, 2 circuits; `supraseal-c2
 #      fixture`, expected proofs from bellperson);
 #   3. compiles ffi-tests/c/test_leaks.c against
-#      include/supraseal_c2.h and target/release/libsupraseal_c2.so;
+#      include/supraseal_c2.h and target/release/libsupraseal_c2.so (run
+#      path: a folder that gives it its SONAME);
 #   4. checks that the run can fail: `test_leaks --leak-on-purpose` drops one
 #      error message unfreed and valgrind must report it (exit status 1);
 #   5. runs test_leaks (create/prove/drop cycles, every EINVAL input class,
@@ -43,7 +44,14 @@ lib="$target/release"
     "$lib/supraseal-c2" fixture --out "$fixtures" --circuits 2
 
 cflags=(-std=c11 -O1 -g -Wall -Wextra -Werror -I"$repo/include" -I"$here/c")
-ldflags=(-L"$lib" -lsupraseal_c2 -Wl,-rpath,"$lib" -ldl)
+# The executable records the library's SONAME (libsupraseal_c2.so.0), a
+# name cargo's output folder does not have: its run path is a folder that
+# gives the build that name.
+soname="$(LC_ALL=C readelf -d "$lib/libsupraseal_c2.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+[ -n "$soname" ] || { echo "$lib/libsupraseal_c2.so has no SONAME" >&2; exit 1; }
+mkdir -p "$out/lib"
+ln -sfn "$lib/libsupraseal_c2.so" "$out/lib/$soname"
+ldflags=(-L"$lib" -lsupraseal_c2 -Wl,-rpath,"$out/lib" -ldl)
 cc "${cflags[@]}" -o "$bin/test_leaks" "$here/c/test_leaks.c" "$here/c/fixture.c" "${ldflags[@]}"
 
 export SUPRASEAL_C2_BACKEND=cpu RAYON_NUM_THREADS=2

@@ -9,9 +9,13 @@
 #      bellperson);
 #   5. builds ffi-tests/c against the installed CMake package and runs ctest
 #      twice: with the installed library, then with only LD_LIBRARY_PATH
-#      pointing at the debug build (same binaries, no relink);
+#      pointing at the debug build (same binaries, no relink: a folder that
+#      has it under the SONAME the executables record);
 #   6. runs `go test` in ffi-tests/go (pkg-config; standard library only,
-#      offline).
+#      offline), then builds and runs the README's Go program as printed;
+#   7. ffi-tests/run-install.sh: a fresh install.sh prefix and a DESTDIR
+#      stage, a C program linked with the shared and the static library
+#      through pkg-config and CMake, each run (fixture proofs included).
 # Everything goes under $CARGO_TARGET_DIR/ffi (default target/ffi).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,7 +25,7 @@ target="${CARGO_TARGET_DIR:-$repo/target}"
 mkdir -p "$target"
 target="$(cd "$target" && pwd)"
 out="$target/ffi"
-prefix="$out/prefix" fixtures="$out/fixtures" cbuild="$out/c-build" alt="$out/alt"
+prefix="$out/prefix" fixtures="$out/fixtures" cbuild="$out/c-build" alt="$out/alt" altlib="$out/alt-lib"
 mkdir -p "$out"
 
 start=$SECONDS
@@ -41,6 +45,7 @@ tools() {
     command -v pkg-config >/dev/null || need+=(pkg-config)
     command -v make >/dev/null || need+=(make)
     command -v cc >/dev/null || need+=(gcc)
+    command -v readelf >/dev/null || need+=(binutils)
     if [ ${#need[@]} -eq 0 ]; then
         echo "cmake, go, pkg-config, make, cc present"
         return
@@ -61,6 +66,13 @@ builds() {
         echo "the two library builds are identical: the swap test would prove nothing" >&2
         exit 1
     fi
+    # The executables ask for the SONAME (libsupraseal_c2.so.0), which cargo's
+    # output folder does not have: the swap folder links it to the debug build.
+    local soname
+    soname="$(LC_ALL=C readelf -d "$alt/debug/libsupraseal_c2.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+    [ -n "$soname" ] || { echo "$alt/debug/libsupraseal_c2.so has no SONAME" >&2; exit 1; }
+    mkdir -p "$altlib"
+    ln -sfn "$alt/debug/libsupraseal_c2.so" "$altlib/$soname"
 }
 
 gen_fixtures() {
@@ -92,14 +104,43 @@ go_test() {
     )
 }
 
+readme_go() { # the README's Go program, built and run as printed there
+    local dir="$out/readme-go"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    awk '/^```go$/ {p = 1; next} /^```/ {if (p) exit} p' "$repo/README.md" > "$dir/main.go"
+    grep -q '^func main' "$dir/main.go" || { echo "README.md has no complete Go program" >&2; exit 1; }
+    printf 'module app\n\ngo 1.19\n' > "$dir/go.mod"
+    (
+        cd "$dir"
+        export GOFLAGS=-mod=mod GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local CGO_ENABLED=1
+        export GOCACHE="${GOCACHE:-$out/go-cache}" GOPATH="${GOPATH:-$out/go-path}"
+        export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+        go vet .
+        CGO_LDFLAGS="-Wl,-rpath,$prefix/lib" go build -o app .
+        # The run path alone finds the library, as the README says. The
+        # params file: the first set's (FIXTURES.md: `<set> <params file> <circuits>`).
+        local params
+        params="$fixtures/$(awk 'NR == 1 {print $2}' "$fixtures/fixtures.txt")"
+        env -u LD_LIBRARY_PATH ./app "$params" | grep -Fx "loaded $params"
+        if env -u LD_LIBRARY_PATH ./app "$dir/missing.params" 2> err.txt; then
+            echo "the README's Go program accepted a missing params file" >&2
+            exit 1
+        fi
+        grep -F "(ENOENT)" err.txt || { cat err.txt >&2; exit 1; }
+    )
+}
+
 step "tools (cmake, go, pkg-config)" tools
 step "cargo build (release library + CPU-only debug library)" builds
 step "scripts/install.sh $prefix" scripts/install.sh --no-build "$prefix"
 step "supraseal-c2 fixture" gen_fixtures
 step "cmake build ffi-tests/c" ctest_build
 step "ctest: installed release library" ctest_run
-step "ctest: LD_LIBRARY_PATH=CPU-only debug build" ctest_run LD_LIBRARY_PATH="$alt/debug"
+step "ctest: LD_LIBRARY_PATH=CPU-only debug build" ctest_run LD_LIBRARY_PATH="$altlib"
 step "go test ./... (cgo, pkg-config)" go_test
+step "run-install.sh (shared/static; pkg-config/CMake)" "$here/run-install.sh" "$fixtures"
+step "the README's Go program (go build, run path)" readme_go
 
 echo "=== ffi-tests: all passed in $((SECONDS - start))s"
 printf '  %s\n' "${summary[@]}"

@@ -233,7 +233,9 @@ void destroy_gpu_mutex(void *handle);
  malformed `SUPRASEAL_C2_*` switch), `ENODEV` (GPU backend demanded, none
  usable), a CUDA error number such as 2 = out of memory (the message names
  the CUDA call; the call's device memory is freed and both locks are
- released, so the next call is served), `EFAULT` (internal panic).
+ released, so the next call is served), `EBADMSG` (`SUPRASEAL_C2_VERIFY`
+ is on and the proof of the circuit the message names does not verify),
+ `EFAULT` (internal panic).
 
  # Safety
  All pointers valid for the sizes the `Assignment`s declare (docs/ARCHITECTURE.md §2).
@@ -263,7 +265,9 @@ struct RustError generate_groth16_proofs_start_c(const struct Assignment *prover
  finalize does). A handle that is not live (NULL, already finalized or
  destroyed, never returned by a start call) gives `EINVAL` and touches
  nothing: handle values are never reused ([`handles`]), so a stale handle
- never reaches another call's proof.
+ never reaches another call's proof. With `SUPRASEAL_C2_VERIFY` on when
+ the call started, a proof that does not verify gives `EBADMSG` naming
+ its circuit: no proof is written, and the handle is freed.
 
  C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
 

@@ -85,7 +85,7 @@ impl Batch<'_> {
 fn count_ones(words: &[u64], len: usize) -> usize {
     let full = len / 64;
     let mut n: usize = words[..full].iter().map(|w| w.count_ones() as usize).sum();
-    if !len.is_multiple_of(64) {
+    if len % 64 != 0 {
         n += (words[full] & ((1u64 << (len % 64)) - 1)).count_ones() as usize;
     }
     n
@@ -94,7 +94,7 @@ fn count_ones(words: &[u64], len: usize) -> usize {
 /// Equality of the first `len` bits.
 fn same_bits(x: &[u64], y: &[u64], len: usize) -> bool {
     let full = len / 64;
-    x[..full] == y[..full] && (len.is_multiple_of(64) || ((x[full] ^ y[full]) & ((1u64 << (len % 64)) - 1)) == 0)
+    x[..full] == y[..full] && (len % 64 == 0 || ((x[full] ^ y[full]) & ((1u64 << (len % 64)) - 1)) == 0)
 }
 
 /// `EINVAL` naming the argument (`what()`, called only on error) unless
@@ -102,7 +102,7 @@ fn same_bits(x: &[u64], y: &[u64], len: usize) -> bool {
 /// caller hands the library.
 pub(crate) fn check_aligned<T, D: std::fmt::Display>(ptr: *const T, what: impl FnOnce() -> D) -> Result<()> {
     let align = std::mem::align_of::<T>();
-    if !(ptr as usize).is_multiple_of(align) {
+    if (ptr as usize) % align != 0 {
         return Err(Error::invalid(format!("{} = {ptr:p} is not aligned to {align} bytes", what())));
     }
     Ok(())

@@ -16,7 +16,13 @@
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
+//! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
+//!
+//! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
+//! the same time by [`backend_switch`]; where it is unset, bellperson's
+//! `BELLMAN_NO_GPU` (any value but `0`) selects the CPU, as it does for
+//! bellperson's own GPU code.
 //!
 //! Two switches are read by `create_SRS` (the params load), not by proving calls:
 //!
@@ -69,6 +75,10 @@ pub struct Settings {
     /// for them beside two calls ([`crate::gpu::resident`]); `off` streams
     /// them to the device in every call.
     pub key_resident: bool,
+    /// `SUPRASEAL_C2_VERIFY=1`: every proof is verified against the key's
+    /// verifying key before it is written; one that fails is an error
+    /// (`EBADMSG`) naming the circuit, and no proof of the call is written.
+    pub verify: bool,
 }
 
 /// Default of `SUPRASEAL_C2_GPU_CHUNK_MB` (768 MiB): a porep-32g partition
@@ -100,11 +110,27 @@ pub fn load_threads() -> Result<Option<usize>> {
     load_threads_from(std::env::var_os("SUPRASEAL_C2_LOAD_THREADS").map(|v| v.to_string_lossy().into_owned()))
 }
 
-/// `SUPRASEAL_C2_BACKEND` trimmed and in lower case (empty when unset; a
-/// value that is not UTF-8 is kept lossily, so it is malformed rather than
-/// absent). `pipeline::select` validates it.
+/// The backend requested: `SUPRASEAL_C2_BACKEND` trimmed and in lower case
+/// (a value that is not UTF-8 is kept lossily, so it is malformed rather than
+/// absent); where that is unset or empty, `cpu` when bellperson's
+/// `BELLMAN_NO_GPU` is set, else empty (auto). `pipeline::select` validates it.
 pub(crate) fn backend_switch() -> String {
-    std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().trim().to_ascii_lowercase()).unwrap_or_default()
+    backend_from(
+        std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()),
+        std::env::var("BELLMAN_NO_GPU").ok().as_deref(),
+    )
+}
+
+/// [`backend_switch`] from the two variables' values. `BELLMAN_NO_GPU` is
+/// read as bellperson reads it: set (as UTF-8) to anything but `0`, the
+/// empty value included, it turns the GPU off. An explicit
+/// `SUPRASEAL_C2_BACKEND` wins: it names this library and is the narrower choice.
+fn backend_from(backend: Option<String>, bellman_no_gpu: Option<&str>) -> String {
+    match backend.map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty()) {
+        Some(v) => v,
+        None if bellman_no_gpu.is_some_and(|v| v != "0") => "cpu".to_string(),
+        None => String::new(),
+    }
 }
 
 /// Where the params loader runs its batched subgroup check.
@@ -235,6 +261,7 @@ impl Default for Settings {
             g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
             key_resident: true,
+            verify: false,
         }
     }
 }
@@ -271,6 +298,11 @@ impl Settings {
             Some("off") => false,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {v:?} but must be auto or off"))),
         };
+        let verify = match var("SUPRASEAL_C2_VERIFY").as_deref() {
+            None | Some("0") | Some("off") => false,
+            Some("1") | Some("on") => true,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {v:?} but must be 1 (on) or 0 (off)"))),
+        };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
@@ -299,6 +331,7 @@ impl Settings {
                 Some(b) => b,
             },
             key_resident,
+            verify,
         })
     }
 
@@ -377,13 +410,36 @@ mod tests {
             ("SUPRASEAL_C2_FAULT_ALLOC", "3@phase2"),
             ("SUPRASEAL_C2_G2_MSM", "GPU"),
             ("SUPRASEAL_C2_KEY_RESIDENT", "Off"),
+            ("SUPRASEAL_C2_VERIFY", "1"),
         ])
         .unwrap();
         assert_eq!(
-            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device, s.key_resident),
-            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true, false)
+            (s.locks, s.prestage, s.vram_margin, s.vram_limit, s.fault, s.g2_msm_on_device, s.key_resident, s.verify),
+            (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true, false, true)
         );
+        assert!(!d.verify, "off by default");
+        for (v, on) in [("on", true), (" ON ", true), ("0", false), ("off", false), ("", false)] {
+            assert_eq!(parse(&[("SUPRASEAL_C2_VERIFY", v)]).unwrap().verify, on, "SUPRASEAL_C2_VERIFY={v:?}");
+        }
         assert!(parse(&[("SUPRASEAL_C2_KEY_RESIDENT", "yes")]).unwrap_err().message.contains("auto or off"));
+    }
+
+    #[test]
+    fn an_explicit_backend_wins_over_bellman_no_gpu() {
+        let b = |backend: Option<&str>, no_gpu: Option<&str>| backend_from(backend.map(String::from), no_gpu);
+        // BELLMAN_NO_GPU alone: as bellperson reads it, anything but "0" turns the GPU off.
+        assert_eq!(b(None, None), "");
+        assert_eq!(b(None, Some("1")), "cpu");
+        assert_eq!(b(None, Some("yes")), "cpu");
+        assert_eq!(b(None, Some("")), "cpu");
+        assert_eq!(b(None, Some("0")), "");
+        // An empty or blank SUPRASEAL_C2_BACKEND is unset.
+        assert_eq!(b(Some(" "), Some("1")), "cpu");
+        // An explicit SUPRASEAL_C2_BACKEND wins, whatever its value.
+        assert_eq!(b(Some("GPU"), Some("1")), "gpu");
+        assert_eq!(b(Some("auto"), Some("1")), "auto");
+        assert_eq!(b(Some(" cpu "), None), "cpu");
+        assert_eq!(b(Some("tpu"), Some("1")), "tpu", "still refused by select");
     }
 
     #[test]
@@ -430,6 +486,8 @@ mod tests {
             ("SUPRASEAL_C2_FAULT_ALLOC", "2@phase3"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "2"),
             ("SUPRASEAL_C2_G2_MSM", "fpga"),
+            ("SUPRASEAL_C2_VERIFY", "yes"),
+            ("SUPRASEAL_C2_VERIFY", "2"),
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, crate::error::code::EINVAL);

@@ -3,7 +3,8 @@
 //!
 //! Codes follow docs/ARCHITECTURE.md §2: `EINVAL` for bad arguments and malformed files,
 //! `ENOENT`/`EIO` for params-file access, `ENOMEM` for host memory, `ENODEV`
-//! when a GPU was demanded and none is usable. CUDA failures (GPU backend) carry
+//! when a GPU was demanded and none is usable, `EBADMSG` when the
+//! `SUPRASEAL_C2_VERIFY` self-check rejects a proof. CUDA failures (GPU backend) carry
 //! the CUDA error number. The two numberings overlap (`ENOENT` and
 //! `CUDA_ERROR_OUT_OF_MEMORY` are both 2, `EINTR` and
 //! `CUDA_ERROR_NOT_INITIALIZED` both 3, …), so C callers read the code
@@ -21,6 +22,8 @@ pub mod code {
     pub const EINVAL: i32 = libc::EINVAL;
     pub const ENODEV: i32 = libc::ENODEV;
     pub const EBUSY: i32 = libc::EBUSY;
+    /// Returned when `SUPRASEAL_C2_VERIFY` is on and a proof does not verify.
+    pub const EBADMSG: i32 = libc::EBADMSG;
     /// Returned when a Rust panic was caught at the ABI boundary; it is a bug.
     pub const EFAULT: i32 = libc::EFAULT;
 }
@@ -55,6 +58,9 @@ pub enum ErrorKind {
     Busy,
     /// `EFAULT`: a panic caught at the ABI boundary (a bug in this library).
     Internal,
+    /// `EBADMSG`: `SUPRASEAL_C2_VERIFY` is on and a proof did not verify
+    /// (a witness that does not satisfy its circuit, or a wrong computation).
+    ProofRejected,
     /// `CUDA_ERROR_OUT_OF_MEMORY`: the device (or the pretended card of
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, or an injected fault) had no room.
     DeviceOutOfMemory,
@@ -92,8 +98,18 @@ impl Error {
             (false, code::ENODEV) => ErrorKind::NoDevice,
             (false, code::EBUSY) => ErrorKind::Busy,
             (false, code::EFAULT) => ErrorKind::Internal,
+            (false, code::EBADMSG) => ErrorKind::ProofRejected,
             (false, _) => ErrorKind::Io,
         }
+    }
+
+    /// The code by name: `ENOENT`, `errno 123` for an errno without one
+    /// here, `CUDA error 700` for a CUDA error number.
+    pub fn code_name(&self) -> String {
+        if self.cuda {
+            return format!("CUDA error {}", self.code);
+        }
+        errno_name(self.code).map_or_else(|| format!("errno {}", self.code), str::to_string)
     }
 
     /// `EINVAL`: a bad argument, a size mismatch or a malformed file.
@@ -106,19 +122,71 @@ impl Error {
         Self::new(code::ENODEV, message.to_string())
     }
 
+    /// `EBADMSG`: the self-check rejected a proof (`SUPRASEAL_C2_VERIFY`).
+    pub fn proof_rejected(message: impl fmt::Display) -> Self {
+        Self::new(code::EBADMSG, message.to_string())
+    }
+
     /// `ENOMEM`: host memory could not be reserved.
     pub fn no_memory(message: impl fmt::Display) -> Self {
         Self::new(code::ENOMEM, message.to_string())
     }
 
-    /// Maps an I/O error on `path` to `ENOENT`, `EIO` or the OS errno.
+    /// Maps an I/O error on `path` to `ENOENT`, `EIO` or the OS errno; the
+    /// message names the errno (`No such file or directory (ENOENT)`).
     pub fn io(path: &std::path::Path, what: &str, err: &std::io::Error) -> Self {
         let code = match err.kind() {
             std::io::ErrorKind::NotFound => code::ENOENT,
             _ => err.raw_os_error().unwrap_or(code::EIO),
         };
-        Self::new(code, format!("{}: cannot {what}: {err}", path.display()))
+        let why = match err.raw_os_error() {
+            // io::Error's text ends in " (os error N)": the name says more.
+            Some(n) => {
+                let text = err.to_string();
+                let text = text.strip_suffix(&format!(" (os error {n})")).unwrap_or(&text).to_string();
+                match errno_name(n) {
+                    Some(name) => format!("{text} ({name})"),
+                    None => format!("{text} (errno {n})"),
+                }
+            }
+            None => err.to_string(),
+        };
+        Self::new(code, format!("{}: cannot {what}: {why}", path.display()))
     }
+}
+
+/// The symbolic name of an errno value (Linux numbering), for the codes this
+/// library returns and the ones file access can give: `ENOENT` for 2. `None`
+/// for others (and for CUDA error numbers, which overlap: see the module docs).
+pub fn errno_name(code: i32) -> Option<&'static str> {
+    Some(match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::ENODEV => "ENODEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ELOOP => "ELOOP",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::ESTALE => "ESTALE",
+        _ => return None,
+    })
 }
 
 /// An empty vector with room for `n` elements, or `ENOMEM` naming `what`
@@ -154,7 +222,19 @@ mod tests {
         assert_eq!(Error::invalid("x").kind(), ErrorKind::InvalidInput);
         assert_eq!(Error::no_device("x").kind(), ErrorKind::NoDevice);
         assert_eq!(Error::no_memory("x").kind(), ErrorKind::OutOfHostMemory);
+        assert_eq!(Error::proof_rejected("x").kind(), ErrorKind::ProofRejected);
         assert_eq!(Error::new(code::EIO, "x").kind(), ErrorKind::Io);
         assert_eq!(oom.with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
+        assert_eq!((missing.code_name(), oom.code_name()), ("ENOENT".to_string(), "CUDA error 2".to_string()));
+        assert_eq!(Error::new(4095, "x").code_name(), "errno 4095");
+    }
+
+    #[test]
+    fn io_errors_name_the_errno_once() {
+        let e = Error::io(std::path::Path::new("/nowhere/x.params"), "stat params file", &std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(e.message, "/nowhere/x.params: cannot stat params file: No such file or directory (ENOENT)");
+        let e = Error::io(std::path::Path::new("/x"), "open params file", &std::io::Error::from_raw_os_error(libc::EACCES));
+        assert!(e.message.ends_with("Permission denied (EACCES)") && e.code == libc::EACCES, "{}", e.message);
+        assert!(!e.message.contains("os error"), "{}", e.message);
     }
 }

@@ -14,6 +14,21 @@
 //! library) makes the internal modules public and compiles the GPU test
 //! harness and allocation fault injection.
 //!
+//! # Features
+//! - `curio-fork`: Curio's fork of supraseal-c2 (what Curio's cuzk engine and
+//!   its bellperson build against) as a compile-time choice. The Rust API's
+//!   [`generate_groth16_proof`] and [`start_groth16_proof`] take the fork's
+//!   signatures (`…, srs, gpu_mtx, gpu_index`: 21 and 20 arguments); where the
+//!   program defines a C function `void set_membw_throttle(int)`, it is called
+//!   with 1 before the CPU-side G2 MSMs of a call and with 0 after them, as the
+//!   fork calls it (a weak reference: a program without one links and nothing
+//!   is called); `CUZK_GPU_THREADS` sets the size of the CPU pool that runs the
+//!   split-MSM preparation and those MSMs, as it sizes the fork's. The C ABI is
+//!   unchanged. Without the feature the two functions keep their 19-argument
+//!   forms, no `set_membw_throttle` is looked for and `CUZK_GPU_THREADS` is
+//!   not read.
+//! - `tools`, `fuzzing`: this workspace's own (below).
+//!
 //! # The life of a proof
 //! docs/ARCHITECTURE.md §7 follows one GPU proof file by file: the export
 //! ([`abi::exports`]) turns pointers into safe values ([`abi`]'s intake),
@@ -49,6 +64,7 @@ internal! {
     backend;
     config;
     cpu;
+    curio;
     curve;
     gpu;
     groth16;
@@ -70,7 +86,10 @@ pub use api::{
     start_groth16_proof_on_gpu, start_groth16_proofs, Assignment, SRS,
 };
 pub use config::{load_check, load_threads, CheckOn, Settings};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{errno_name, Error, ErrorKind, Result};
+
+/// This library's version (the package's `CARGO_PKG_VERSION`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use gpu::{device_count as gpu_device_count, BUILT_WITH_KERNELS};
 pub use locks::{LockHandle, LockMode, Span};
 pub use pipeline::{record_reports, take_reports, CallReport};

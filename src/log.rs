@@ -1,7 +1,18 @@
-//! Logging for callers that did not install a `tracing` subscriber (C, Go):
-//! `SUPRASEAL_C2_LOG` (a `RUST_LOG`-style filter, e.g. `info` or
-//! `supraseal_c2=debug`) turns on one structured line per proving call on
-//! stderr. A subscriber the caller installed first is left alone.
+//! Where the library's events go. They are `tracing` events (targets under
+//! `supraseal_c2`), and reach the host in one of three ways:
+//!
+//! - a `tracing` subscriber the host installed (a Rust host using `tracing`)
+//!   gets them, and nothing else does;
+//! - `SUPRASEAL_C2_LOG` (a `RUST_LOG`-style filter, e.g. `info` or
+//!   `supraseal_c2=debug`) installs a subscriber of ours that writes them to
+//!   stderr, one structured line per proving call (C and Go callers), unless
+//!   the host installed one first;
+//! - while no `tracing` subscriber is installed, each event is also a `log`
+//!   record (`tracing`'s `log` feature: same target and level, the fields
+//!   rendered into the message as `name=value`), so a host that logs through
+//!   the `log` crate (lotus and filecoin-ffi with fil_logger, env_logger)
+//!   shows them under `RUST_LOG=supraseal_c2=info`. Once a subscriber is
+//!   installed, no `log` record is made, so no event is printed twice.
 
 use std::sync::Once;
 

@@ -6,10 +6,22 @@
 //! waits for the plans while holding the compute lock, and if the plans'
 //! parallel work were queued on the global pool, a caller occupying its only
 //! (or every) worker would wait forever.
+//!
+//! Its size is rayon's default (`RAYON_NUM_THREADS`, else every CPU); with
+//! the `curio-fork` feature, `CUZK_GPU_THREADS` sets it, as it sizes Curio's
+//! fork's pool for the same work ([`crate::curio::gpu_threads`]).
 
 fn cpu_pool() -> &'static Option<rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}")).build().ok())
+    POOL.get_or_init(|| {
+        let builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("supraseal-c2-cpu-{i}"));
+        match crate::curio::gpu_threads() {
+            Some(n) => builder.num_threads(n),
+            None => builder,
+        }
+        .build()
+        .ok()
+    })
 }
 
 /// Threads of the pool that runs the CPU side of a call (the split-MSM

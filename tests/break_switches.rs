@@ -19,8 +19,9 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 6] = [
+const SWITCHES: [&str; 7] = [
     "SUPRASEAL_C2_LOCKS",
+    "SUPRASEAL_C2_VERIFY",
     "SUPRASEAL_C2_PRESTAGE",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
@@ -100,6 +101,8 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),
+    ("SUPRASEAL_C2_VERIFY", "yes"),
+    ("SUPRASEAL_C2_VERIFY", "10"),
 ];
 
 #[test]

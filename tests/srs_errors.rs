@@ -75,6 +75,19 @@ fn directory_and_empty_file_are_rejected() {
 }
 
 #[test]
+fn a_file_of_another_kind_is_not_a_params_file() {
+    // A text file (such as /etc/passwd), longer and shorter than the first point.
+    let text = "root:x:0:0:root:/root:/bin/bash\nbin:x:1:1:bin:/bin:/usr/sbin/nologin\n".repeat(30);
+    for (name, bytes) in [("passwd", text.as_bytes()), ("short.txt", &b"hello\n"[..])] {
+        let path = scratch(name, bytes);
+        let e = open_err(&path);
+        expect(e.clone(), EINVAL, &["not a params file", "section alpha_g1 at byte offset 0"]);
+        assert!(e.message.starts_with(&format!("create_SRS: {}: not a params file", path.display())), "{}", e.message);
+        assert_eq!(e.message.matches(&*path.to_string_lossy()).count(), 1, "the path once: {}", e.message);
+    }
+}
+
+#[test]
 fn truncation_inside_every_section_is_rejected_with_its_name() {
     let bytes = valid_file();
     for (name, start, points) in layout(&bytes) {

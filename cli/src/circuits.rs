@@ -33,6 +33,105 @@ impl Kind {
     }
 }
 
+/// The sizes every command accepts: `--log-constraints` K (about 2^K
+/// constraints per circuit).
+pub const LOG_CONSTRAINTS: std::ops::RangeInclusive<u32> = 8..=27;
+
+/// The smallest K of the sha256 circuit: its smallest instance (one
+/// 64-byte block) has about 2^14.7 constraints, so a smaller K would give
+/// that same circuit under a smaller name.
+pub const SHA256_MIN_LOG_CONSTRAINTS: u32 = 15;
+
+/// The one rule for a circuit's size, for `prove`, `bench` and `fixture`:
+/// K in [`LOG_CONSTRAINTS`], and at least [`SHA256_MIN_LOG_CONSTRAINTS`]
+/// for sha256.
+pub fn check_size(kind: Kind, k: u32) -> Result<(), String> {
+    if !LOG_CONSTRAINTS.contains(&k) {
+        return Err(format!(
+            "--log-constraints {k}: expected {} to {}",
+            LOG_CONSTRAINTS.start(),
+            LOG_CONSTRAINTS.end()
+        ));
+    }
+    if kind == Kind::Sha256 && k < SHA256_MIN_LOG_CONSTRAINTS {
+        return Err(format!(
+            "--log-constraints {k}: the sha256 circuit's smallest instance (one block) has about 2^15 constraints: \
+             use --log-constraints {SHA256_MIN_LOG_CONSTRAINTS} or more, or --circuit mimc"
+        ));
+    }
+    Ok(())
+}
+
+/// The sizes of a circuit (what its params file must match): inputs (the
+/// constant one included), aux variables, and constraints including the
+/// per-input ones, as bellperson's generator and prover count them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sizes {
+    pub inputs: usize,
+    pub aux: usize,
+    pub constraints: usize,
+}
+
+impl Sizes {
+    /// The evaluation domain: constraints rounded up to a power of two.
+    pub fn domain(&self) -> usize {
+        self.constraints.next_power_of_two()
+    }
+}
+
+/// Counts variables and constraints without evaluating anything (the
+/// witness closures are never called), as bellperson's parameter generator does.
+#[derive(Default)]
+struct Counter(Sizes);
+
+impl ConstraintSystem<Scalar> for Counter {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<bellperson::Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.aux += 1;
+        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Aux(self.0.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<bellperson::Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.inputs += 1;
+        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Input(self.0.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+        LB: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+        LC: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+    {
+        self.0.constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
 /// Constraints per SHA-256 compression in bellperson's gadget (measured).
 const SHA_CONSTRAINTS_PER_BLOCK: usize = 26_100;
 
@@ -68,6 +167,18 @@ impl Instance {
                 Instance::Mimc { rounds, constants, xl: None, xr: None }
             }
         }
+    }
+
+    /// The sizes of the circuit of (`kind`, `log_constraints`), counted
+    /// without a witness (fast: no field arithmetic).
+    pub fn sizes(kind: Kind, log_constraints: u32) -> Result<Sizes, SynthesisError> {
+        let mut cs = Counter::default();
+        // The constant one, then the circuit, then one constraint per input
+        // (as `Witness::synthesize` and bellperson's generator do).
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        Instance::shape(kind, log_constraints).synthesize(&mut cs)?;
+        cs.0.constraints += cs.0.inputs;
+        Ok(cs.0)
     }
 
     /// A random witness for this shape; returns the instance and its public inputs.
@@ -141,5 +252,30 @@ impl Circuit<Scalar> for Instance {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collector::Witness;
+
+    #[test]
+    fn counted_sizes_equal_the_synthesized_witness() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for (kind, k) in [(Kind::Mimc, 8), (Kind::Mimc, 11), (Kind::Sha256, 15)] {
+            let sizes = Instance::sizes(kind, k).unwrap();
+            let (inst, _) = Instance::shape(kind, k).with_random_witness(&mut rng);
+            let w = Witness::synthesize(inst).unwrap();
+            assert_eq!(sizes, Sizes { inputs: w.inputs.len(), aux: w.aux.len(), constraints: w.num_constraints() }, "{kind:?} k={k}");
+        }
+    }
+
+    #[test]
+    fn one_size_rule_for_every_command() {
+        assert!(check_size(Kind::Mimc, 8).is_ok() && check_size(Kind::Sha256, 15).is_ok() && check_size(Kind::Sha256, 27).is_ok());
+        let e = check_size(Kind::Sha256, 14).unwrap_err();
+        assert!(e.contains("--log-constraints 14") && e.contains("--log-constraints 15 or more"), "{e}");
+        assert!(check_size(Kind::Mimc, 7).is_err() && check_size(Kind::Mimc, 28).is_err());
     }
 }

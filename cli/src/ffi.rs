@@ -60,12 +60,35 @@ extern "C" {
 }
 
 /// An error returned through the ABI: its code and message (the C string is
-/// copied and released with `free`, as a C caller does).
+/// copied and released with `free`, as a C caller does). Shown as the
+/// message and the code's name (`… (ENOENT)`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} (code {code})")]
+#[error("{}", with_code_name(message, &self.code_name()))]
 pub struct AbiError {
     pub code: i32,
     pub message: String,
+}
+
+impl AbiError {
+    /// The code by name: `EINVAL`, or `CUDA error 2` where the message says
+    /// it is one (the ABI's two numberings overlap; the library's messages
+    /// for CUDA failures start "CUDA error").
+    pub fn code_name(&self) -> String {
+        if self.message.contains("CUDA error") {
+            return format!("CUDA error {}", self.code);
+        }
+        supraseal_c2::errno_name(self.code).map_or_else(|| format!("code {}", self.code), str::to_string)
+    }
+}
+
+/// `message (NAME)`, or `message` alone where it already ends with the name
+/// (the library's I/O messages do: `No such file or directory (ENOENT)`).
+pub fn with_code_name(message: &str, name: &str) -> String {
+    if message.ends_with(&format!("({name})")) {
+        message.to_string()
+    } else {
+        format!("{message} ({name})")
+    }
 }
 
 /// Converts a returned `RawError`, freeing its message.

@@ -19,13 +19,23 @@ use rand::{Rng, SeedableRng};
 
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::Witness;
-use supraseal_c2_cli::{ffi, kit, params};
+use supraseal_c2_cli::{ffi, kit, params, units};
 
 mod fixture;
 mod progress;
 
+/// `supraseal-c2 0.1.3 (library supraseal-c2 0.1.3, with GPU kernels)`:
+/// the tool and the library it runs (`--version`).
+fn version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let kernels = if supraseal_c2::BUILT_WITH_KERNELS { "with GPU kernels" } else { "CPU only: built without nvcc" };
+        format!("{} (library supraseal-c2 {}, {kernels})", env!("CARGO_PKG_VERSION"), supraseal_c2::VERSION)
+    })
+}
+
 #[derive(Parser)]
-#[command(version, about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
+#[command(name = "supraseal-c2", version = version(), about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -82,14 +92,6 @@ struct CheckArgs {
     reference: Option<PathBuf>,
 }
 
-/// Bytes in GiB, or MiB below 1 GiB.
-fn human(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-    }
-}
 
 /// `params check --reference SO`: the reference library's load of the file.
 fn check_upstream(file: &std::path::Path, so: &std::path::Path) -> Result<bool> {
@@ -100,7 +102,7 @@ fn check_upstream(file: &std::path::Path, so: &std::path::Path) -> Result<bool> 
     let srs = match lib.open(file) {
         Ok(v) => v,
         Err(e) => {
-            println!("{}: refused by upstream: {e:#}", file.display());
+            println!("refused by upstream: {e:#}");
             return Ok(false);
         }
     };
@@ -108,11 +110,11 @@ fn check_upstream(file: &std::path::Path, so: &std::path::Path) -> Result<bool> 
     let load = supraseal_c2_cli::upstream::wait_decoded(file, t)?;
     let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     println!("{}: loaded by upstream supraseal-c2 0.1.2 (no subgroup check; decoding errors ignored)", file.display());
-    println!("  size         {size} bytes ({})", human(size));
-    println!("  usable       {:.2} s ({:.2} GB/s): {}", load.usable_s, size as f64 / 1e9 / load.usable_s, load.how());
+    println!("  size         {size} bytes ({})", units::bytes(size));
+    println!("  usable       {:.2} s ({}): {}", load.usable_s, units::per_second(size, load.usable_s), load.how());
     println!("    create_SRS {:.2} s: the file mapped, the page-locked buffer allocated", load.returned_s);
     println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
-    println!("  peak RSS     {} (process high-water mark)", human(supraseal_c2_cli::bench::peak_rss()));
+    println!("  peak RSS     {} (process high-water mark)", units::bytes(supraseal_c2_cli::bench::peak_rss()));
     drop(srs);
     Ok(true)
 }
@@ -132,15 +134,22 @@ fn check(args: CheckArgs) -> Result<bool> {
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} [{elapsed}] {msg}").expect("valid template"),
     );
     pb.set_message("reading and decoding");
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("reading and decoding {} ...", args.file.display());
+    }
     let shown = progress::show(pb);
+    let cpu0 = supraseal_c2_cli::bench::cpu_seconds();
+    let t = Instant::now();
+    // The library reports the bytes decoded; the batched subgroup check that
+    // follows the decode has no byte count, so the bar becomes a spinner
+    // with its own clock rather than sit at 100 % with a falling rate.
+    let checking = std::sync::Once::new();
     let progress = |done: u64, total: u64| {
         shown.bar().set_position(done);
         if done >= total {
-            shown.bar().set_message("batched subgroup check");
+            checking.call_once(|| progress::to_spinner(shown.bar(), &format!("decoded in {:.1} s; batched subgroup check", t.elapsed().as_secs_f64())));
         }
     };
-    let cpu0 = supraseal_c2_cli::bench::cpu_seconds();
-    let t = Instant::now();
     let check_on = match args.check_on {
         Some(on) => on,
         None => supraseal_c2::load_check().map_err(|e| anyhow::anyhow!(e.message))?,
@@ -151,14 +160,15 @@ fn check(args: CheckArgs) -> Result<bool> {
     let (srs, report) = match loaded {
         Ok(v) => v,
         Err(e) => {
-            println!("{}: refused (error {}): {}", args.file.display(), e.code, e.message);
+            // The message starts with the path.
+            println!("refused: {}", supraseal_c2_cli::ffi::with_code_name(&e.message, &e.code_name()));
             return Ok(false);
         }
     };
     println!("{}: valid params file", args.file.display());
     println!("  shape        h {} · l {} · a {} · b_g1 {} · b_g2 {} points (domain 2^{})", srs.h().len(), srs.l().len(), srs.a().len(), srs.b_g1().len(), srs.b_g2().len(), srs.lg_domain_size());
-    println!("  size         {} bytes ({}), {} points", report.bytes, human(report.bytes), report.points);
-    println!("  wall         {wall:.2} s ({:.2} GB/s) on {} threads", report.bytes as f64 / 1e9 / wall, report.threads);
+    println!("  size         {} bytes ({}), {} points", report.bytes, units::bytes(report.bytes), report.points);
+    println!("  wall         {wall:.2} s ({}) on {} threads", units::per_second(report.bytes, wall), report.threads);
     println!("    decode     {:.2} s (read, canonical encoding, on the curve)", report.decode_s);
     println!("    subgroup   {:.2} s after the decode (batched, at least {} random ternary rounds: a bad point passes with probability < 2^-128)", report.check_s, supraseal_c2::SUBGROUP_ROUNDS);
     match &report.device {
@@ -176,7 +186,7 @@ fn check(args: CheckArgs) -> Result<bool> {
         println!("    page-lock  {:.2} s beside the decode: the key is pinned for GPU uploads (the first GPU call does not pin it)", report.pin_s);
     }
     println!("  CPU          {:.1} s", supraseal_c2_cli::bench::cpu_seconds() - cpu0);
-    println!("  peak RSS     {} (process high-water mark; the points take {})", human(supraseal_c2_cli::bench::peak_rss()), human(report.bytes));
+    println!("  peak RSS     {} (process high-water mark; the points take {})", units::bytes(supraseal_c2_cli::bench::peak_rss()), units::bytes(report.bytes));
     Ok(true)
 }
 
@@ -228,7 +238,7 @@ struct ProveArgs {
     #[arg(long, value_name = "PATH")]
     params: Option<PathBuf>,
     /// Backend; when given it overrides SUPRASEAL_C2_BACKEND for the library
-    /// (default: that variable, else auto).
+    /// (default: that variable, else cpu when BELLMAN_NO_GPU is set, else auto).
     #[arg(long, value_enum)]
     backend: Option<Backend>,
     /// Seed for witnesses and r, s (random when omitted).
@@ -253,6 +263,17 @@ fn shape_from_name(path: &std::path::Path) -> Option<(Kind, u32)> {
 }
 
 const NO_KERNELS: &str = "this build has no GPU kernels: built without nvcc";
+
+/// What to do about `why` (from [`no_gpu_reason`]) to prove on a GPU.
+fn gpu_remedy(why: &str) -> &'static str {
+    if why == NO_KERNELS {
+        "build with kernels: NVCC=$(scripts/install-cuda-toolchain.sh | tail -n 1) cargo build --release (README, \"The GPU\"); or prove on the CPU with --backend cpu"
+    } else if why.contains("not installed") {
+        "install the NVIDIA driver (libcuda.so.1); or prove on the CPU with --backend cpu"
+    } else {
+        "check that a device is visible (nvidia-smi, CUDA_VISIBLE_DEVICES); or prove on the CPU with --backend cpu"
+    }
+}
 
 /// Why the library cannot prove on GPU 0, or `None` when it can.
 fn no_gpu_reason() -> Option<&'static str> {
@@ -284,14 +305,17 @@ fn prove(args: ProveArgs) -> Result<bool> {
         std::env::set_var("SUPRASEAL_C2_BACKEND", name);
     }
     let requested = std::env::var("SUPRASEAL_C2_BACKEND").unwrap_or_default().trim().to_ascii_lowercase();
+    // The library reads bellperson's switch where SUPRASEAL_C2_BACKEND is unset.
+    let bellman_no_gpu = std::env::var("BELLMAN_NO_GPU").is_ok_and(|v| v != "0");
     let backend = match requested.as_str() {
+        "" if bellman_no_gpu => "cpu (BELLMAN_NO_GPU is set)".to_string(),
         "cpu" if !supraseal_c2::BUILT_WITH_KERNELS => format!("cpu ({NO_KERNELS})"),
         "cpu" => "cpu".to_string(),
         "gpu" => match no_gpu_reason() {
             // Before the params, which can take minutes to generate or load.
             Some(why) => {
                 let asked = if args.backend.is_some() { "--backend gpu" } else { "SUPRASEAL_C2_BACKEND=gpu" };
-                bail!("{asked}, but no GPU is usable: {why}");
+                bail!("{asked}, but no GPU is usable: {why}. To prove on a GPU, {}", gpu_remedy(why));
             }
             None => "gpu".to_string(),
         },
@@ -317,9 +341,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
         }
         None => (args.circuit.unwrap_or(Kind::Sha256), args.log_constraints.unwrap_or(17)),
     };
-    if kind == Kind::Sha256 && k < 15 {
-        bail!("the sha256 circuit's smallest instance (one block) has about 2^15 constraints: use --log-constraints 15 or more, or --circuit mimc");
-    }
+    supraseal_c2_cli::circuits::check_size(kind, k).map_err(anyhow::Error::msg)?;
     let n = args.circuits as usize;
     println!("circuit: {} (about 2^{k} constraints), {n} circuit(s) per call, seed {seed}", kind.name());
 
@@ -327,14 +349,20 @@ fn prove(args: ProveArgs) -> Result<bool> {
         Some(p) => p,
         None => {
             let dir = params::cache_dir();
-            let pb = spinner(&format!("parameters for {}-k{k} (from the cache, or generated with bellperson on first use)", kind.name()));
+            let path = params::params_path(&dir, kind, k);
+            // Said before the step: generating takes from seconds to hours.
+            let pb = if path.exists() {
+                None
+            } else {
+                Some(spinner(&format!("parameters for {}-k{k}: not in the cache ({}), generating them with bellperson", kind.name(), dir.display())))
+            };
             let t = Instant::now();
             let (path, generated) = params::ensure(&dir, kind, k, seed)?;
             drop(pb);
             if generated {
                 println!("params: generated with bellperson in {} and cached", ms(t.elapsed()));
             } else {
-                println!("params: found in the cache ({})", dir.display());
+                println!("params: from the cache ({})", dir.display());
             }
             path
         }
@@ -347,6 +375,28 @@ fn prove(args: ProveArgs) -> Result<bool> {
     let vk = params::read_vk(&params_path)?;
     drop(pb);
     println!("load: {}", ms(t.elapsed()));
+
+    // A file of another circuit (its name does not say which) is refused
+    // here, before the synthesis (minutes at large K), by its sizes: one L
+    // point per aux variable, one ic point per input, the domain in h. The
+    // key is the one create_SRS just cached.
+    let sizes = supraseal_c2_cli::circuits::Instance::sizes(kind, k).map_err(|e| anyhow::anyhow!("counting the {} circuit: {e}", kind.name()))?;
+    let key = supraseal_c2::open_params(&params_path, true).map_err(|e| anyhow::anyhow!(e.message))?;
+    let file = (vk.ic.len(), key.l().len(), key.h().len() + 1);
+    if file != (sizes.inputs, sizes.aux, sizes.domain()) {
+        bail!(
+            "{}: params file is for another circuit: it has {} inputs, {} aux variables and a 2^{} domain; {}-k{k} has {}, {} and 2^{}",
+            params_path.display(),
+            file.0,
+            file.1,
+            file.2.trailing_zeros(),
+            kind.name(),
+            sizes.inputs,
+            sizes.aux,
+            sizes.domain().trailing_zeros()
+        );
+    }
+    drop(key);
 
     let pb = spinner("synthesizing witnesses");
     let t = Instant::now();
@@ -367,19 +417,6 @@ fn prove(args: ProveArgs) -> Result<bool> {
             bail!("synthesized public inputs differ from the natively computed ones");
         }
     }
-    // A file of another circuit (its name does not say which) would get a bare
-    // count mismatch from the prover: its L query has one point per aux
-    // variable. The key is the one create_SRS just cached.
-    let key = supraseal_c2::open_params(&params_path, true).map_err(|e| anyhow::anyhow!(e.message))?;
-    if key.l().len() != w0.aux.len() {
-        bail!(
-            "{}: params file is for a different circuit (expected {} aux variables, the file has {})",
-            params_path.display(),
-            w0.aux.len(),
-            key.l().len()
-        );
-    }
-    drop(key);
 
     let r: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
     let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();

@@ -49,6 +49,18 @@ pub fn spinner(msg: &str) -> Shown {
     show(pb)
 }
 
+/// Turns a shown bar into a spinner with `msg` and a clock started now: for
+/// the next phase of a step whose first phase the bar measured. Without a
+/// terminal, one line says what is running (as [`spinner`]).
+pub fn to_spinner(pb: &ProgressBar, msg: &str) {
+    if !std::io::stderr().is_terminal() {
+        eprintln!("{msg} ...");
+    }
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"));
+    pb.set_message(msg.to_string());
+    pb.reset_elapsed();
+}
+
 /// stderr for the tracing subscriber, writing above the bar on screen.
 pub struct LogWriter;
 

@@ -138,6 +138,30 @@ impl Shape {
         ]
     }
 
+    /// Host memory the key takes, in bytes: its query vectors as the library
+    /// holds them (h, l, a, b_g1: 96-byte G1 points; b_g2: 192-byte G2
+    /// points), built in memory or loaded from its params file (the load
+    /// drops ic; the file is read in bounded pieces).
+    pub fn key_bytes(&self) -> u64 {
+        let [_, h, l, a, b] = self.counts().map(|c| c as u64);
+        (h + l + a + b) * 96 + b * 192
+    }
+
+    /// Host memory one witness takes, in bytes: a, b and c (one 32-byte
+    /// scalar per constraint each), the inputs and aux values (32 bytes
+    /// each) and the three density bit vectors ([`witness`]).
+    pub fn witness_bytes(&self) -> u64 {
+        let (constraints, inputs, aux) = (self.constraints as u64, self.num_inputs as u64, self.num_aux as u64);
+        32 * (3 * constraints + inputs + aux) + 8 * (2 * aux.div_ceil(64) + inputs.div_ceil(64))
+    }
+
+    /// Host memory a proof on the CPU backend adds while it computes the
+    /// quotient: a, b and c padded to the domain, 32 bytes per element
+    /// (`CpuBackend::quotient`). The GPU backend computes it on the device.
+    pub fn cpu_quotient_bytes(&self) -> u64 {
+        3 * 32 << self.log_domain
+    }
+
     /// Size of the params file in bytes (the layout of [`write_params`]).
     pub fn params_bytes(&self) -> u64 {
         let [ic, h, l, a, b] = self.counts().map(|c| c as u64);
@@ -174,12 +198,16 @@ fn chunk<P: Group + Curve<AffineRepr = A>, A: PrimeCurveAffine + Copy>(seed: u64
     out
 }
 
-/// All `len` points of a section, in memory.
+/// All `len` points of a section, in memory. Filled in place: a collect of
+/// per-chunk vectors would hold the section twice at its end (rayon gathers
+/// an unindexed iterator's pieces before copying them into one vector).
 fn points<P: Group + Curve<AffineRepr = A> + Send + Sync, A: PrimeCurveAffine + Send + Sync + Copy>(
     len: usize,
     seed: u64,
 ) -> Vec<A> {
-    (0..len.div_ceil(CHUNK)).into_par_iter().flat_map_iter(|c| chunk::<P, A>(seed, c, len)).collect()
+    let mut out = vec![A::identity(); len];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, dst)| dst.copy_from_slice(&chunk::<P, A>(seed, c, len)));
+    out
 }
 
 /// The seeds of the key's sections, derived from the key's seed.
@@ -196,38 +224,34 @@ impl Seeds {
 /// `shape.mix_rest` elsewhere; exact popcounts ([`spread`]); input 0 is the
 /// constant one.
 pub fn witness(shape: &Shape, seed: u64) -> Witness {
+    // Every vector is filled in place, chunk by chunk (as `points`).
     let full = |len: usize, seed: u64| -> Vec<Scalar> {
-        (0..len.div_ceil(1 << 16))
-            .into_par_iter()
-            .flat_map_iter(|c| {
-                let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + c as u64);
-                (0..(1usize << 16).min(len - (c << 16))).map(move |_| Scalar::random(&mut rng)).collect::<Vec<_>>()
-            })
-            .collect()
+        let mut out = vec![Scalar::ZERO; len];
+        out.par_chunks_mut(1 << 16).enumerate().for_each(|(c, dst)| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + c as u64);
+            dst.iter_mut().for_each(|v| *v = Scalar::random(&mut rng));
+        });
+        out
     };
     let mut inputs = full(shape.num_inputs, seed ^ 1);
     inputs[0] = Scalar::ONE;
     let b_aux = spread(shape.num_aux, shape.b_aux_popcount);
     let b_words = &b_aux.words;
-    let aux = (0..shape.num_aux.div_ceil(1 << 16))
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + 7 + c as u64);
-            ((c << 16)..shape.num_aux.min((c + 1) << 16))
-                .map(move |j| {
-                    let mix = if b_words[j / 64] >> (j % 64) & 1 == 1 { shape.mix_b } else { shape.mix_rest };
-                    let v = rng.gen_range(0..1_000_000);
-                    if v < mix.zero_ppm {
-                        Scalar::ZERO
-                    } else if v < mix.zero_ppm + mix.one_ppm {
-                        Scalar::ONE
-                    } else {
-                        Scalar::random(&mut rng)
-                    }
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut aux = vec![Scalar::ZERO; shape.num_aux];
+    aux.par_chunks_mut(1 << 16).enumerate().for_each(|(c, dst)| {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed.wrapping_mul(1 << 20) + 7 + c as u64);
+        for (j, v) in ((c << 16)..).zip(dst.iter_mut()) {
+            let mix = if b_words[j / 64] >> (j % 64) & 1 == 1 { shape.mix_b } else { shape.mix_rest };
+            let x = rng.gen_range(0..1_000_000);
+            *v = if x < mix.zero_ppm {
+                Scalar::ZERO
+            } else if x < mix.zero_ppm + mix.one_ppm {
+                Scalar::ONE
+            } else {
+                Scalar::random(&mut rng)
+            };
+        }
+    });
     Witness {
         a_aux_density: spread(shape.num_aux, shape.a_aux_popcount),
         b_inp_density: spread(shape.num_inputs, shape.b_inp_popcount),
@@ -397,7 +421,7 @@ pub fn synth(shape: &Shape, seed: u64, path: &Path) -> Result<()> {
         }
     })?;
     let secs = t.elapsed().as_secs_f64();
-    println!("wrote {} ({bytes} bytes) in {secs:.1} s ({:.2} GB/s)", path.display(), bytes as f64 / secs / 1e9);
+    println!("wrote {} ({bytes} bytes, {}) in {secs:.1} s ({})", path.display(), crate::units::bytes(bytes), crate::units::per_second(bytes, secs));
     Ok(())
 }
 
@@ -410,6 +434,10 @@ mod tests {
         let s = Shape::porep_32g();
         assert_eq!(s.counts(), [328, (1 << 27) - 1, 130_169_893, 129_753_620, 33_112_282]);
         assert_eq!(s.params_bytes(), 47_373_928_632);
+        // The memory `bench --help` and the README state (GiB).
+        let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
+        assert_eq!((gib(s.key_bytes()), gib(s.witness_bytes()), gib(s.cpu_quotient_bytes())), ("44.1".into(), "15.6".into(), "12.0".into()));
+        assert_eq!(s.params_bytes() - s.key_bytes(), 3 * 96 + 3 * 192 + 6 * 4 + 328 * 96, "the file's points minus ic and the single points");
         assert_eq!(Shape::named("porep-32g"), Some(s));
         assert_eq!(Shape::named("2^20"), Some(Shape::new(20)));
         assert_eq!(Shape::named("9"), None);

@@ -5,7 +5,6 @@
 //! both locks.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use supraseal_c2_cli::ffi::{self, Params};
 use supraseal_c2_cli::synthetic::{self, Shape};
@@ -43,7 +42,7 @@ fn a_synthetic_params_file_loads_and_proves_like_the_in_memory_key() {
 }
 
 fn run(args: &[&str]) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2")).args(args).env("SUPRASEAL_C2_BACKEND", "cpu").output().unwrap();
+    let out = common::cli_command(env!("CARGO_BIN_EXE_supraseal-c2")).args(args).env("SUPRASEAL_C2_BACKEND", "cpu").output().unwrap();
     let (so, se) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
     assert!(out.status.success(), "{args:?}: {so}{se}");
     (so, se)
@@ -76,7 +75,7 @@ fn the_bench_trace_nests_every_phase_in_its_call_and_never_holds_both_locks() {
 
     // A params file of another seed or shape is refused before any proof.
     for (shape, seed, needle) in [("2^10", "4", "was not written for --seed 4"), ("2^11", "3", "another shape")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+        let out = common::cli_command(env!("CARGO_BIN_EXE_supraseal-c2"))
             .args(["bench", "--shape", shape, "--params", params.to_str().unwrap(), "--seed", seed, "--workers", "1", "--partitions", "1"])
             .env("SUPRASEAL_C2_BACKEND", "cpu")
             .output()
@@ -103,7 +102,7 @@ fn params_synth_never_replaces_a_special_file_and_leaves_no_temporary_file() {
     let link = dir.join("link");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
     for target in [&fifo, &link, &dir] {
-        let out = Command::new(env!("CARGO_BIN_EXE_supraseal-c2"))
+        let out = common::cli_command(env!("CARGO_BIN_EXE_supraseal-c2"))
             .args(["params", "synth", "--log-domain", "10", "--out", target.to_str().unwrap()])
             .output()
             .unwrap();

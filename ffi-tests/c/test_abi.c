@@ -289,9 +289,10 @@ static void test_errors(fixture_set *f, const char *dir) {
     drop_SRS(&srs);
 }
 
-/* Which libsupraseal_c2.so the loader picked: the first LD_LIBRARY_PATH
- * entry that has one, else the installed one this binary was linked with
- * (its run path). Proves that swapping the library needs no relink. */
+/* Which library the loader picked for the SONAME the executable records
+ * (SUPRASEAL_C2_SONAME, e.g. libsupraseal_c2.so.0): the first LD_LIBRARY_PATH
+ * entry that has that name, else the installed one this binary was linked
+ * with (its run path). Proves that swapping the library needs no relink. */
 static void test_library(void) {
     Dl_info info;
     void *sym = dlsym(RTLD_DEFAULT, "generate_groth16_proofs_c");
@@ -308,7 +309,7 @@ static void test_library(void) {
     char *paths = lp ? strdup(lp) : NULL;
     for (char *save = NULL, *d = paths ? strtok_r(paths, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
         char cand[PATH_MAX];
-        snprintf(cand, sizeof cand, "%s/libsupraseal_c2.so", d);
+        snprintf(cand, sizeof cand, "%s/%s", d, SUPRASEAL_C2_SONAME);
         if (access(cand, F_OK) == 0 && realpath(cand, want)) break;
     }
     free(paths);

@@ -33,6 +33,9 @@ use crate::srs::Srs;
 #[no_mangle]
 pub unsafe extern "C" fn create_SRS(ret: *mut SRS, params_path: *const c_char, cache: bool) -> RustError {
     guard_err("create_SRS", || {
+        // Hosts load the key before their first proof: the load's events are
+        // logged under the same switches as the calls'.
+        crate::log::init_from_env();
         intake::check_ptr(ret.cast_const(), "ret")?;
         if params_path.is_null() {
             return Err(Error::invalid("params_path is NULL"));
@@ -183,7 +186,9 @@ fn destroy_ignoring_misuse<T>(func: &str, handle: *mut c_void, destroy: fn(*mut 
 /// malformed `SUPRASEAL_C2_*` switch), `ENODEV` (GPU backend demanded, none
 /// usable), a CUDA error number such as 2 = out of memory (the message names
 /// the CUDA call; the call's device memory is freed and both locks are
-/// released, so the next call is served), `EFAULT` (internal panic).
+/// released, so the next call is served), `EBADMSG` (`SUPRASEAL_C2_VERIFY`
+/// is on and the proof of the circuit the message names does not verify),
+/// `EFAULT` (internal panic).
 ///
 /// # Safety
 /// All pointers valid for the sizes the `Assignment`s declare (docs/ARCHITECTURE.md §2).
@@ -250,7 +255,9 @@ pub unsafe extern "C" fn generate_groth16_proofs_start_c(
 /// finalize does). A handle that is not live (NULL, already finalized or
 /// destroyed, never returned by a start call) gives `EINVAL` and touches
 /// nothing: handle values are never reused ([`handles`]), so a stale handle
-/// never reaches another call's proof.
+/// never reaches another call's proof. With `SUPRASEAL_C2_VERIFY` on when
+/// the call started, a proof that does not verify gives `EBADMSG` naming
+/// its circuit: no proof is written, and the handle is freed.
 ///
 /// C: `RustError finalize_groth16_proof_c(void* pending, groth16_proof proofs[]);`
 ///

@@ -13,6 +13,22 @@
 //! | [`Assignment<S>`] | [`alloc_gpu_mutex`], [`free_gpu_mutex`] |
 //! | | [`start_groth16_proof`], [`start_groth16_proof_on_gpu`], [`start_groth16_proofs`], [`finish_groth16_proof`], [`drop_pending_proof`] |
 //!
+//! **Curio's fork (`curio-fork` feature).** Curio's cuzk engine builds
+//! against its fork of supraseal-c2 (`extern/supraseal-c2` in the curio
+//! repository), whose two split-argument functions take the lock handle and
+//! the device: `generate_groth16_proof(…, proofs, srs, gpu_mtx, gpu_index)`
+//! (21 arguments) and `start_groth16_proof(…, srs, gpu_mtx, gpu_index)` (20).
+//! With the feature these two names take exactly those signatures (Curio's
+//! bellperson compiles against this crate unchanged); without it they take
+//! 19 arguments (0.1.2's `generate_groth16_proof`; the start with a lock
+//! handle and no device). Everything else is the same either way: the fork's
+//! other functions have the signatures above, and the `_on_gpu` functions
+//! stay. The feature also calls the host's `set_membw_throttle` and reads
+//! `CUZK_GPU_THREADS` as the fork does (`src/curio.rs`). One timing differs:
+//! the fork's start returns before its CPU-side G2 MSM ends and its finish
+//! waits for it; here start returns after the G2 MSMs (see
+//! [`start_groth16_proof_on_gpu`]).
+//!
 //! Every function here is a thin wrapper over the exported C functions
 //! ([`crate::abi::exports`]), so Rust and C callers get the same validation
 //! and the same results.
@@ -29,6 +45,7 @@
 //! library returns an error; the panic message is the library's message
 //! followed by `(code N)` (an errno value: `EINVAL` for bad arguments or
 //! mismatched sizes, `ENODEV` when a GPU was demanded and none is usable,
+//! `EBADMSG` when `SUPRASEAL_C2_VERIFY=1` and a proof does not verify,
 //! `EFAULT` for an internal error). Callers that want the code as a value use
 //! [`SRS::try_new`] (a `Result`) or the C functions in [`crate::abi::exports`].
 //!

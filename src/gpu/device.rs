@@ -495,6 +495,23 @@ pub fn device_count() -> usize {
     CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
 }
 
+/// Why no CUDA device is usable, or `None` when one is: no libcuda, a
+/// driver that fails to initialise (its error), or one that lists no device.
+pub fn unusable_reason() -> Option<String> {
+    // SAFETY: only probes for the library; cudarc panics on first use without it.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Some("libcuda (the NVIDIA driver library) was not found".into());
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => None,
+        Ok(_) => Some(match std::env::var_os("CUDA_VISIBLE_DEVICES") {
+            Some(v) => format!("the CUDA driver lists no device (CUDA_VISIBLE_DEVICES is {v:?})"),
+            None => "the CUDA driver lists no device".into(),
+        }),
+        Err(e) => Some(format!("the CUDA driver failed to initialise: {e:?}")),
+    }
+}
+
 /// The devices opened so far.
 pub fn opened() -> Vec<Arc<Gpu>> {
     DEVICES.lock().unwrap_or_else(|p| p.into_inner()).iter().flatten().cloned().collect()

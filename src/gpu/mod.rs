@@ -75,6 +75,19 @@ pub fn device_count() -> usize {
     }
 }
 
+/// Why this build cannot prove on a GPU here, or `None` when a device is
+/// usable: no kernels ([`NO_KERNELS`]), no libcuda, a driver error, or no device.
+pub fn unusable_reason() -> Option<String> {
+    #[cfg(supraseal_gpu)]
+    {
+        device::unusable_reason()
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        Some(NO_KERNELS.to_string())
+    }
+}
+
 /// Restarts the device-allocation counts that `SUPRASEAL_C2_FAULT_ALLOC=N@phase`
 /// refers to (tests); a no-op in a build without kernels.
 #[cfg(feature = "tools")]

@@ -30,7 +30,7 @@ impl MsmTuning {
     pub fn check(&self) {
         assert!((1..=20).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);
         assert!(self.points_per_thread >= 1, "msm: {self:?}");
-        assert!(self.block.is_multiple_of(32) && (32..=256).contains(&self.block), "msm: block of {}", self.block);
+        assert!(self.block % 32 == 0 && (32..=256).contains(&self.block), "msm: block of {}", self.block);
     }
 }
 

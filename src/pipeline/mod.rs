@@ -16,6 +16,7 @@ pub mod phases;
 pub mod report;
 pub mod select;
 pub mod spread;
+pub mod verify;
 
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -66,6 +67,14 @@ pub struct Call<'a> {
 pub fn start(call: Call<'_>) -> Result<Pending> {
     let Call { key, batch, r, s, locks, gpu_index, validated } = call;
     let settings = Settings::from_env()?;
+    // The public inputs (all but the constant one), copied: the split form
+    // does not read the caller's buffers after start returns.
+    let public_inputs = if settings.verify {
+        verify::check_key(&key, batch.num_inputs())?;
+        Some(batch.circuits.iter().map(|c| c.inp[1..].to_vec()).collect())
+    } else {
+        None
+    };
     let backend = select(gpu_index.unwrap_or(0), settings)?;
     // The CPU backend is one device: every gpu_index shares its default
     // handle (and no handle table grows with a large index).
@@ -78,14 +87,14 @@ pub fn start(call: Call<'_>) -> Result<Pending> {
         #[allow(clippy::drop_non_drop)] // the GPU backend has a Drop; a CPU-only build's backend does not
         drop(backend);
         let sums = spread::prove_spread(&key, &batch, &devices, settings, validated)?;
-        return Ok(Pending { srs: key, r_s: r, s_s: s, sums });
+        return Ok(Pending { srs: key, r_s: r, s_s: s, sums, public_inputs });
     }
     let handle: &LockHandle = match &locks {
         Locks::Default => locks::default_handle(device),
         Locks::Caller(h) => h,
     };
     let sums = backend.prove(&key, &batch, handle, settings, device, validated)?;
-    Ok(Pending { srs: key, r_s: r, s_s: s, sums })
+    Ok(Pending { srs: key, r_s: r, s_s: s, sums, public_inputs })
 }
 
 /// A proof whose device/CPU work is done and whose epilogue is pending.
@@ -94,6 +103,8 @@ pub struct Pending {
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
     sums: Vec<Intermediates>,
+    /// Each circuit's public inputs when `SUPRASEAL_C2_VERIFY` is on.
+    public_inputs: Option<Vec<Vec<Scalar>>>,
 }
 
 impl Pending {
@@ -109,6 +120,10 @@ impl Pending {
 
     /// Runs the epilogue (blinding with r and s) and writes one proof per
     /// circuit into `proofs`, which must hold exactly [`Pending::len`] slots.
+    /// With `SUPRASEAL_C2_VERIFY` on (when the call started), every proof is
+    /// verified first. Errors: `EINVAL` for a wrong slot count, `EBADMSG`
+    /// naming the first circuit whose proof does not verify; on error no
+    /// slot is written.
     pub fn finish(self, proofs: &mut [MaybeUninit<groth16_proof>]) -> Result<()> {
         if proofs.len() != self.len() {
             return Err(crate::error::Error::invalid(format!(
@@ -118,10 +133,24 @@ impl Pending {
             )));
         }
         let t = Instant::now();
-        for (i, (m, slot)) in self.sums.iter().zip(proofs.iter_mut()).enumerate() {
-            slot.write(epilogue::proof(&self.srs, m, self.r_s[i], self.s_s[i]));
+        let points: Vec<_> = self.sums.iter().enumerate().map(|(i, m)| epilogue::points(&self.srs, m, self.r_s[i], self.s_s[i])).collect();
+        let epilogue_ms = round1(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        if let Some(inputs) = &self.public_inputs {
+            // The circuits in parallel, on the library's pool (a host's
+            // synthesis may fill the global one); the lowest failing
+            // circuit is named.
+            let verdicts: Vec<Result<()>> = crate::threads::in_cpu_pool(|| {
+                use rayon::prelude::*;
+                points.par_iter().zip(inputs).enumerate().map(|(i, (p, inputs))| verify::verify(&self.srs, i, p, inputs)).collect()
+            });
+            verdicts.into_iter().collect::<Result<Vec<()>>>()?;
         }
-        tracing::info!(circuits = self.len(), epilogue_ms = round1(t.elapsed().as_secs_f64() * 1e3), "epilogue done");
+        for (p, slot) in points.into_iter().zip(proofs.iter_mut()) {
+            slot.write(p.into());
+        }
+        let verify_ms = self.public_inputs.as_ref().map(|_| round1(t.elapsed().as_secs_f64() * 1e3));
+        tracing::info!(circuits = self.len(), epilogue_ms, verify_ms, "epilogue done");
         Ok(())
     }
 }

@@ -89,6 +89,10 @@ pub fn prove<B: Backend + ?Sized>(
                 let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
                 let g2 = (batch_here || msms_here).then(|| {
                     checks.wait(batch.circuits.len())?;
+                    // Curio's fork calls the host's set_membw_throttle(1) here,
+                    // its split-MSM preparation done, and (0) once its CPU G2 MSM
+                    // ends (`curio-fork`; nothing otherwise).
+                    let _throttle = crate::curio::cpu_g2_work();
                     groth16::g2_parts(backend, srs, &plans, batch_here, msms_here)
                 });
                 (g2, prep, t.elapsed())

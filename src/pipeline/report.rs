@@ -53,27 +53,33 @@ pub struct CallReport {
 }
 
 impl CallReport {
+    /// One INFO line. Fields that do not apply to the call are left out (an
+    /// `Option` field that is `None` is not recorded): the GPU, free VRAM and
+    /// pre-stage on the CPU backend, the memory lock in single-lock mode, the
+    /// reason, the stage detail and the error when there is none.
     pub(crate) fn log(&self) {
         let ms = |d: Duration| round1(d.as_secs_f64() * 1e3);
         let t = &self.times;
+        let gpu = self.backend == "gpu";
+        // A phase the backend does not have (the CPU pins and stages nothing).
+        let gpu_ms = |d: Duration| gpu.then(|| ms(d));
         tracing::info!(
             backend = self.backend,
-            // A CPU call has no GPU and no device memory: those fields are left out.
-            gpu = (self.backend == "gpu").then_some(self.device),
+            gpu = gpu.then_some(self.device),
             circuits = self.circuits,
             domain = self.domain,
             locks = ?self.lock_mode,
-            prestage = match self.prestaged { Some(true) => "ok", Some(false) => "fallback", None => "n/a" },
-            reason = self.reason.as_deref().unwrap_or(""),
+            prestage = self.prestaged.map(|ok| if ok { "ok" } else { "fallback" }),
+            reason = self.reason.as_deref(),
             free_before = self.free_before,
             free_after = self.free_after,
-            mem_wait_ms = self.mem.map_or(0.0, |s| ms(s.wait())),
-            mem_hold_ms = self.mem.map_or(0.0, |s| ms(s.hold())),
-            compute_wait_ms = self.compute.map_or(0.0, |s| ms(s.wait())),
-            compute_hold_ms = self.compute.map_or(0.0, |s| ms(s.hold())),
+            mem_wait_ms = self.mem.map(|s| ms(s.wait())),
+            mem_hold_ms = self.mem.map(|s| ms(s.hold())),
+            compute_wait_ms = self.compute.map(|s| ms(s.wait())),
+            compute_hold_ms = self.compute.map(|s| ms(s.hold())),
             validate_ms = ms(self.validate),
-            pin_ms = ms(t.pin),
-            stage_ms = ms(t.stage),
+            pin_ms = gpu_ms(t.pin),
+            stage_ms = gpu_ms(t.stage),
             prep_ms = ms(t.prep),
             ntt_ms = ms(t.ntt),
             h_msm_ms = ms(t.h_msm),
@@ -81,10 +87,10 @@ impl CallReport {
             tails_ms = ms(t.tails),
             g2_ms = ms(t.g2),
             join_ms = ms(t.join),
-            unpin_ms = ms(t.unpin),
-            stage_detail = self.stage_detail.as_deref().unwrap_or(""),
+            unpin_ms = gpu_ms(t.unpin),
+            stage_detail = self.stage_detail.as_deref(),
             g2_msm = self.g2_msm,
-            error = self.error.as_deref().unwrap_or(""),
+            error = self.error.as_deref(),
             "proving call"
         );
     }

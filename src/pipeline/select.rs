@@ -50,7 +50,9 @@ impl Selected {
 
 /// Which backend a call uses, from `SUPRASEAL_C2_BACKEND` (`cpu`, `gpu`,
 /// `auto`; default `auto`: the GPU when this build has kernels, libcuda loads
-/// and a device exists, otherwise the CPU). `device` is the GPU ordinal.
+/// and a device exists, otherwise the CPU, with a warning once per process
+/// in a build with kernels). Where it is unset, bellperson's `BELLMAN_NO_GPU`
+/// selects `cpu` ([`crate::config::backend_switch`]). `device` is the GPU ordinal.
 ///
 /// Errors: `ENODEV` for `gpu` when no GPU is usable (the message says why),
 /// a CUDA error number when the device cannot be opened, `EINVAL` for an
@@ -72,11 +74,29 @@ pub fn select(device: usize, settings: Settings) -> Result<Selected> {
             if gpus > device {
                 gpu(device, settings)
             } else {
+                if crate::gpu::BUILT_WITH_KERNELS {
+                    warn_cpu_fallback();
+                }
                 Ok(Selected::Cpu(CpuBackend))
             }
         }
         other => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"))),
     }
+}
+
+/// Says once per process, at WARN, that a build with GPU kernels proves on
+/// the CPU because no GPU is usable, and why: a host that installed a GPU
+/// build expects GPU speed. A CPU chosen by a switch is not warned about.
+fn warn_cpu_fallback() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        let why = crate::gpu::unusable_reason().unwrap_or_else(|| "no device was found when the call started".into());
+        tracing::warn!(
+            "this build has GPU kernels but no GPU is usable ({why}): proving on the CPU, far slower; \
+             SUPRASEAL_C2_BACKEND=cpu (or BELLMAN_NO_GPU=1) chooses the CPU without this warning, \
+             SUPRASEAL_C2_BACKEND=gpu makes a missing GPU an error (ENODEV)"
+        );
+    });
 }
 
 /// Opens the GPU backend on `ordinal` for one call, or explains why there is

@@ -5,8 +5,9 @@
 //! big-endian: `alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2`, then
 //! six length-prefixed vectors, each a `u32` count followed by the points:
 //! `ic`, `h`, `l`, `a`, `b_g1` (G1, 96-byte uncompressed encodings) and `b_g2`
-//! (G2, 192-byte uncompressed encodings). `ic` is checked like the others and
-//! then dropped (the verifier needs it, the prover does not).
+//! (G2, 192-byte uncompressed encodings). `ic` and `gamma_g2` are checked like
+//! the others and kept beside the key for `SUPRASEAL_C2_VERIFY` (the
+//! verifier needs them, the prover does not; `ic` has one point per input).
 //!
 //! Every length is checked exactly against the file before anything is
 //! allocated, every point is decoded with blst and checked to be on the curve
@@ -23,7 +24,7 @@ use blst::{blst_p1_affine, blst_p1_deserialize, blst_p2_affine, blst_p2_deserial
 use blstrs::{G1Affine, G2Affine};
 
 use crate::error::{Error, Result};
-use crate::log::round2;
+use crate::log::{round1, round2};
 
 mod bisect;
 pub mod buckets;
@@ -86,6 +87,15 @@ pub struct Srs {
     pub(crate) b_g1: Vec<G1Affine>,
     /// Same selection as `b_g1`, in G2.
     pub(crate) b_g2: Vec<G2Affine>,
+    /// The verifying key's γ in G2, which only a verifier uses (`None` for
+    /// a key assembled from parts).
+    pub(crate) gamma_g2: Option<G2Affine>,
+    /// The verifying key's input bases, one per input (the constant one
+    /// first); empty for a key assembled from parts.
+    pub(crate) ic: Vec<G1Affine>,
+    /// The verifying key prepared for pairings, made by the first verified
+    /// call of this key (`groth16::verify`).
+    pub(crate) prepared_vk: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Srs {
@@ -97,6 +107,7 @@ impl std::fmt::Debug for Srs {
             .field("a", &self.a.len())
             .field("b_g1", &self.b_g1.len())
             .field("b_g2", &self.b_g2.len())
+            .field("ic", &self.ic.len())
             .finish()
     }
 }
@@ -179,7 +190,35 @@ impl Srs {
     ) -> Srs {
         LIVE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let id = NEXT_KEY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Srs { host_pin: Default::default(), device_copies: Default::default(), id, path, resolved: Default::default(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, b_g2 }
+        Srs {
+            host_pin: Default::default(),
+            device_copies: Default::default(),
+            id,
+            path,
+            resolved: Default::default(),
+            alpha_g1,
+            beta_g1,
+            beta_g2,
+            delta_g1,
+            delta_g2,
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+            gamma_g2: None,
+            ic: Vec::new(),
+            prepared_vk: Default::default(),
+        }
+    }
+
+    /// This key with the verifying key's remaining parts (γ in G2 and the
+    /// input bases `ic`, one per input, the constant one first), so that its
+    /// proofs can be verified (`SUPRASEAL_C2_VERIFY`).
+    pub fn with_verifying_key(mut self, gamma_g2: G2Affine, ic: Vec<G1Affine>) -> Srs {
+        self.gamma_g2 = Some(gamma_g2);
+        self.ic = ic;
+        self
     }
 
     pub(crate) fn load_file(path: &Path, opts: &LoadOptions<'_>, device: &CheckDevice<'_>) -> Result<(Srs, LoadReport)> {
@@ -240,12 +279,13 @@ impl Srs {
             threads = report.threads,
             decode_s = round2(report.decode_s),
             check_s = round2(report.check_s),
+            // The device's fields only where a device checked vectors.
             check_device = report.device.as_deref().unwrap_or("none (CPU)"),
-            device_s = round2(report.device_s),
-            cpu_fallbacks = report.cpu_fallbacks,
-            pinned = report.pinned,
-            pin_s = round2(report.pin_s),
-            gb_per_s = round2(report.bytes as f64 / 1e9 / (report.decode_s + report.check_s).max(1e-9)),
+            device_s = report.device.is_some().then(|| round2(report.device_s)),
+            cpu_fallbacks = report.device.is_some().then_some(report.cpu_fallbacks),
+            pinned = report.device.is_some().then_some(report.pinned),
+            pin_s = report.pinned.then(|| round2(report.pin_s)),
+            mib_per_s = round1(report.bytes as f64 / (1u64 << 20) as f64 / (report.decode_s + report.check_s).max(1e-9)),
             "params file loaded: read, decoded and subgroup-checked in batches (check_device says where the bucket sums ran)"
         );
         Ok((srs, report))

@@ -68,6 +68,17 @@ pub struct LoadReport {
     pub pin_s: f64,
 }
 
+/// `e` (about the first point) said as what it means: the file is not a
+/// params file at all. The path stays at the start of the message, once.
+fn not_a_params_file(path: &Path, e: Error) -> Error {
+    let prefix = format!("{}: ", path.display());
+    let detail = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
+    let message = format!(
+        "{prefix}not a params file (bellperson's Groth16 parameters start with alpha_g1, a 96-byte uncompressed G1 point): {detail}"
+    );
+    e.with_message(message)
+}
+
 /// Loads `src` (named `path` in messages) on the current rayon pool. With a
 /// device to check on (`device(check_on, path)`, asked only when a vector is long enough), each large vector's bucket sums are computed there by
 /// one thread while the next vector decodes here.
@@ -81,13 +92,15 @@ pub(crate) fn load<S: Source>(
     let t0 = Instant::now();
     let io = crate::config::load_io()?;
     let mut lay = Layout { src, path, pos: 0 };
-    let alpha_g1 = lay.g1("alpha_g1")?;
+    // The first point tells a params file from any other file (text, an
+    // archive, another key format): bellperson's layout starts with it.
+    let alpha_g1 = lay.g1("alpha_g1").map_err(|e| not_a_params_file(path, e))?;
     let beta_g1 = lay.g1("beta_g1")?;
     let beta_g2 = lay.g2("beta_g2")?;
-    let _gamma_g2 = lay.g2("gamma_g2")?;
+    let gamma_g2 = lay.g2("gamma_g2")?;
     let delta_g1 = lay.g1("delta_g1")?;
     let delta_g2 = lay.g2("delta_g2")?;
-    // ic is checked like every vector and then dropped: only the verifier uses it.
+    // ic is checked like every vector and kept beside the key: only the verifier uses it.
     let ic = lay.section("ic", G1_BYTES)?;
     let g1_sections = [lay.section("h", G1_BYTES)?, lay.section("l", G1_BYTES)?, lay.section("a", G1_BYTES)?, lay.section("b_g1", G1_BYTES)?];
     let b_g2 = lay.section("b_g2", G2_BYTES)?;
@@ -164,7 +177,6 @@ pub(crate) fn load<S: Source>(
     let settled = check::<msm::G1>(path, &ic, &ic_points, G1_BYTES, &key, 5)
         // The vectors back from the device, and which sections it checked.
         .and_then(|()| offload::settle(path, on_device, &g1_sections, &b_g2, &key, &mut g1, &mut g2, &mut pins));
-    drop(ic_points);
     let (cpu_fallbacks, checked) = match settled {
         Ok(v) => v,
         Err(e) => {
@@ -238,7 +250,8 @@ pub(crate) fn load<S: Source>(
         pinned: !pins.is_empty(),
         pin_s,
     };
-    let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2);
+    let srs = Srs::from_parts(path.to_path_buf(), alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2, h, l, a, b_g1, g2)
+        .with_verifying_key(gamma_g2, ic_points);
     if !pins.is_empty() {
         // The vectors moved into the key without moving their buffers; the
         // key drops its `host_pin` before them.

@@ -16,6 +16,18 @@ pub fn params_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("params")
 }
 
+/// A command running the CLI at `exe` with the tests' parameter cache
+/// ([`params_dir`], through `SUPRASEAL_C2_CACHE`), and `HOME` and
+/// `XDG_CACHE_HOME` pointed into the build's temp dir: no test writes into
+/// the user's `~/.cache/supraseal-c2`, even one that forgets the cache.
+pub fn cli_command(exe: &str) -> std::process::Command {
+    let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-home");
+    std::fs::create_dir_all(&home).expect("the tests' HOME");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.env("SUPRASEAL_C2_CACHE", params_dir()).env("HOME", &home).env("XDG_CACHE_HOME", home.join(".cache"));
+    cmd
+}
+
 pub fn keys(kind: Kind, k: u32) -> Keys {
     kit::keys(&params_dir(), kind, k).expect("test parameters")
 }

@@ -29,3 +29,25 @@ pub(super) fn gib(b: u64) -> f64 {
 pub(super) fn epoch_ms() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
+
+/// Host memory this process may still take, in bytes, and where the figure
+/// comes from: `MemAvailable` of /proc/meminfo, lowered to the room left
+/// under the process's cgroup limit where one is set (cgroup v2
+/// `memory.max`, v1 `memory.limit_in_bytes`). `None` where neither is readable.
+pub fn memory_available() -> Option<(u64, &'static str)> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let available = meminfo.as_deref().and_then(|m| {
+        m.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()).map(|kib| kib * 1024)
+    });
+    let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse::<u64>().ok());
+    // "max" (v2) does not parse: no limit. v1 writes a huge number instead.
+    let cgroup = [("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"), ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")]
+        .into_iter()
+        .find_map(|(max, cur)| Some(read(max)?.saturating_sub(read(cur)?)));
+    match (available, cgroup) {
+        (Some(a), Some(c)) if c < a => Some((c, "room under the cgroup's memory limit")),
+        (Some(a), _) => Some((a, "MemAvailable in /proc/meminfo")),
+        (None, Some(c)) => Some((c, "room under the cgroup's memory limit")),
+        (None, None) => None,
+    }
+}

@@ -25,7 +25,7 @@ use crate::circuits::Kind;
 pub use host::{cpu_seconds, peak_rss, reset_peak_rss};
 use host::epoch_ms;
 use job::{blinders, load};
-use report::{phase_table, report_row, table_header};
+use report::{phase_table, report_row, table_header, Notes};
 use run::{run, run_batch, write_proofs, Seen};
 
 /// One lock/staging configuration, set through the library's environment switches.
@@ -100,14 +100,22 @@ pub enum Lib {
 #[derive(clap::Args)]
 #[command(
     override_usage = "supraseal-c2 bench <--shape <NAME> | --synthetic-log-domain <D> | --circuit <CIRCUIT> --log-constraints <K>> [OPTIONS]",
-    after_help = "Exactly one input is required: --shape NAME, --synthetic-log-domain D, or --circuit CIRCUIT with --log-constraints K."
+    after_help = "Exactly one input is required: --shape NAME, --synthetic-log-domain D, or --circuit CIRCUIT with --log-constraints K.
+
+Host memory of a synthetic shape: the key plus every witness, all built before the first proof
+(max(--workers) x min(--witnesses, --partitions) witnesses), plus 3 x 32 x 2^D bytes while a
+proof's quotient is computed on the CPU backend; the bench checks this against the available
+memory before it starts. The prover's other working memory comes on top (a few GiB at porep-32g).
+  porep-32g  key 44.1 GiB, 15.6 GiB per witness (1 witness: 59.7 GiB; 3: 90.8 GiB; defaults: 137.5 GiB)
+  2^D        key about 329 x 2^D bytes, about 126 x 2^D bytes per witness (2^24: 5.1 GiB + 2.0 GiB each)"
 )]
 pub struct BenchArgs {
     /// Synthetic key and witness with a domain of 2^D elements (no verification); same as --shape 2^D.
     #[arg(long = "synthetic-log-domain", value_name = "D", value_parser = clap::value_parser!(u32).range(10..=27))]
     pub synthetic: Option<u32>,
     /// Synthetic key and witness of a named shape: porep-32g (one 32 GiB
-    /// sector partition: domain 2^27, 130,169,893 aux variables) or 2^D.
+    /// sector partition: domain 2^27, 130,169,893 aux variables; key 44.1 GiB,
+    /// 15.6 GiB per witness of host memory) or 2^D.
     #[arg(long, value_name = "NAME")]
     pub shape: Option<String>,
     /// With a synthetic shape: load its key from this params file (written
@@ -168,6 +176,10 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     for &n in &args.batch {
         ensure!((1..=64).contains(&n), "--batch {n}: must be in 1..=64");
     }
+    // The rule `prove` applies, before anything is loaded or created.
+    if let (Some(kind), Some(k)) = (args.circuit, args.log_constraints) {
+        crate::circuits::check_size(kind, k).map_err(anyhow::Error::msg)?;
+    }
     let upstream = match (args.lib, &args.reference) {
         (Lib::Upstream, Some(so)) => Some(crate::upstream::Upstream::load(so)?),
         (Lib::Upstream, None) => bail!("--lib upstream needs --reference PATH (libupstream_ref.so)"),
@@ -193,7 +205,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     };
     let mode_name = |m: &Mode| if args.lib == Lib::Upstream { "its own lock".to_string() } else { m.to_string() };
     let mut ok = true;
-    table_header();
+    let mut notes = Notes::default();
     // One untimed partition first: it loads the kernels and page-locks the
     // key (a one-time cost of seconds at 2^24), which would otherwise land in
     // the first timed mode's numbers. (The pools are trimmed when it ends, as
@@ -203,6 +215,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let (r, s) = blinders(args.seed, 0, 0);
     job.prove(std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut()).map_err(|e| anyhow::anyhow!("warm-up proof: {e}"))?;
     eprintln!("warm-up partition (not counted): {:.2} s", t.elapsed().as_secs_f64());
+    table_header();
     let mut phase_rows = Vec::new();
     for mode in &modes {
         mode.apply();
@@ -211,7 +224,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             let t0 = epoch_ms();
             let r = run(&job, &args, w, &proofs)?;
             let (t1, rss) = (epoch_ms(), peak_rss());
-            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, job.vk.is_some(), t0, t1, rss);
+            ok &= report_row(label, &mode_name(mode), w, w * args.partitions, &r, job.vk.is_some(), t0, t1, rss, &mut notes);
             trace.row(&format!("{label} {} W={w}", mode_name(mode)), &r.calls, &r.reports);
             if w == 1 {
                 phase_rows.push((format!("{mode}, W=1"), r.reports));
@@ -223,7 +236,7 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
             let r = run_batch(&job, &args, n, &proofs)?;
             let (t1, rss) = (epoch_ms(), peak_rss());
             let distinct = n.min(job.witnesses.len());
-            ok &= report_row(label, &format!("{} ({n} circuits in one call, {distinct} distinct witnesses)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss);
+            ok &= report_row(label, &format!("{} ({n} circuits in one call, {distinct} distinct witnesses)", mode_name(mode)), 1, n, &r, job.vk.is_some(), t0, t1, rss, &mut notes);
             trace.row(&format!("{label} {} batch of {n}", mode_name(mode)), &r.calls, &r.reports);
             phase_rows.push((format!("{mode}, {n} circuits in one call"), r.reports));
         }
@@ -236,10 +249,10 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
         let n = write_proofs(&proofs, &mut file).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("{n} proofs written to {}", path.display());
     }
-    if args.lib == Lib::Upstream {
-        return Ok(ok);
+    if args.lib == Lib::Ours {
+        Mode::Two.apply();
+        phase_table(phase_rows);
     }
-    Mode::Two.apply();
-    phase_table(phase_rows);
+    notes.print();
     Ok(ok)
 }

@@ -9,6 +9,37 @@ use supraseal_c2::CallReport;
 use super::host::gib;
 use super::run::Run;
 
+/// What the bench says below its tables, on stderr: per-row notes
+/// (failures, the longest memory-lock hold, fallback reasons) and each
+/// row's wall-clock window as a `ROW …` line for scripts/gpu-samples.py.
+/// Kept until the tables are printed, so that on a terminal (stdout and
+/// stderr on one screen) no line lands between the table's rows.
+#[derive(Default)]
+pub(super) struct Notes {
+    details: Vec<String>,
+    windows: Vec<String>,
+}
+
+impl Notes {
+    /// Prints the notes, then the windows, on stderr.
+    pub(super) fn print(&self) {
+        if !self.details.is_empty() {
+            eprintln!();
+            eprintln!("Notes:");
+            for d in &self.details {
+                eprintln!("{d}");
+            }
+        }
+        if !self.windows.is_empty() {
+            eprintln!();
+            eprintln!("Row windows (wall clock, ms since the Unix epoch, and the row's peak RSS; read by scripts/gpu-samples.py):");
+            for w in &self.windows {
+                eprintln!("{w}");
+            }
+        }
+    }
+}
+
 /// Prints the header of the table [`report_row`] fills.
 pub(super) fn table_header() {
     println!(
@@ -36,9 +67,9 @@ fn pct(mut v: Vec<Duration>) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
-/// One row of the table, with the detail lines below it (stderr).
+/// One row of the table (stdout), its notes and window kept in `notes`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, verified: bool, t0: u128, t1: u128, rss: u64) -> bool {
+pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Run, verified: bool, t0: u128, t1: u128, rss: u64, notes: &mut Notes) -> bool {
     let proved = total - r.failures.len();
     let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
     let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
@@ -66,33 +97,37 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     );
     // For scripts/gpu-samples.py: the row's wall-clock window, to align with
     // the GPU samples (memory used, utilisation) taken beside the run.
-    eprintln!("ROW lib={label} mode={mode} W={w} t0_ms={t0} t1_ms={t1} peak_rss_bytes={rss}");
+    notes.windows.push(format!("ROW lib={label} mode={mode} W={w} t0_ms={t0} t1_ms={t1} peak_rss_bytes={rss}"));
+    let details = &mut notes.details;
     for f in &r.failures {
-        eprintln!("  failure: {f}");
+        details.push(format!("  failure ({mode}, W={w}): {f}"));
     }
-    if let Some(c) = r.reports.iter().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
-        eprintln!(
-            "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms: {}",
+    // The memory lock guards the pre-stage, which only the GPU backend has:
+    // on the CPU its holds are empty.
+    let gpu_calls = || r.reports.iter().filter(|c| c.backend == "gpu");
+    if let Some(c) = gpu_calls().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
+        details.push(format!(
+            "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms{}",
             c.mem.map_or(0.0, |s| s.hold().as_secs_f64() * 1e3),
             c.times.stage.as_secs_f64() * 1e3,
-            c.stage_detail.as_deref().unwrap_or("-")
-        );
+            c.stage_detail.as_deref().map_or(String::new(), |d| format!(": {d}"))
+        ));
     }
     // Memory-lock holds that overlapped another call's compute-lock hold
     // (kernels running), from the spans.
-    let during: Vec<&CallReport> = r.reports.iter().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
+    let during: Vec<&CallReport> = gpu_calls().filter(|c| c.mem.is_some_and(|m| overlaps_compute(&r.reports, c, m))).collect();
     let dp = pct(during.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
     if !during.is_empty() {
-        eprintln!(
+        details.push(format!(
             "  memory-lock hold while another call held the compute lock ({mode}, W={w}): p50/p99 {:.1}/{:.1} ms over {} of {} calls",
             dp.0,
             dp.1,
             during.len(),
             r.reports.len()
-        );
+        ));
     }
     for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
-        eprintln!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("?"));
+        details.push(format!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("not recorded")));
     }
     r.failures.is_empty() && r.unverified == 0 && (!ours || r.reports.len() == r.calls.len())
 }
@@ -102,8 +137,8 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
 /// the N-circuit calls, one row per (label, reports).
 pub(super) fn phase_table(phase_rows: Vec<(String, Vec<CallReport>)>) {
     println!();
-    println!("Per partition, ms (pin: phase 0 and the pinning thread beside phase 2; join: waiting for the CPU and pinning threads after phase 2):");
-    println!("| mode | backend | pin | stage | NTT | H-MSM | batch add | tails | prep (CPU) | G2 (CPU) | join | unpin | compute hold |");
+    println!("Per partition, in ms (pin: phase 0 and the pinning thread beside phase 2; join: waiting for the CPU and pinning threads after phase 2):");
+    println!("| mode | backend | pin ms | stage ms | NTT ms | H-MSM ms | batch add ms | tails ms | prep (CPU) ms | G2 (CPU) ms | join ms | unpin ms | compute hold ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (mode, reports) in phase_rows {
         let k = reports.iter().map(|c| c.circuits).sum::<usize>().max(1) as f64;
