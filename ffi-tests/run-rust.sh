@@ -58,16 +58,21 @@ check_patch() { # manifest dir, extra cargo args...
 # bellperson/cuda-supraseal through filecoin-proofs and storage-proofs-core,
 # with neither bellperson's nor neptune's own CUDA/OpenCL kernels built.
 check_fpapi_chain() {
-    local tree
+    local tree need pkg
     tree="$(cargo tree --features supraseal -e features -i bellperson)"
     printf '%s\n' "$tree" | grep -E 'cuda|opencl' || true
-    local need
     for need in 'bellperson feature "cuda-supraseal"' 'filecoin-proofs feature "cuda-supraseal"' \
         'storage-proofs-core feature "cuda-supraseal"' 'filecoin-proofs-api feature "cuda-supraseal"'; do
         grep -qF "$need" <<<"$tree" || { echo "run-rust: missing from the feature chain: $need" >&2; return 1; }
     done
-    if cargo tree --features supraseal -e features 2>/dev/null | grep -E '(bellperson|neptune) feature "(cuda|opencl)"'; then
-        echo "run-rust: a CUDA/OpenCL kernel feature is on (needs nvcc and libcuda)" >&2
+    for pkg in bellperson neptune; do
+        if cargo tree --features supraseal -e features -i "$pkg" | grep -E "$pkg feature \"(cuda|opencl)\""; then
+            echo "run-rust: $pkg's own GPU kernels are on (they need nvcc and libcuda)" >&2
+            return 1
+        fi
+    done
+    if cargo tree --features supraseal -e normal --prefix none | grep -E '^(rust-gpu-tools|fil-rustacuda|cuda-driver-sys|opencl3) '; then
+        echo "run-rust: a CUDA/OpenCL runtime crate is in the build" >&2
         return 1
     fi
 }
@@ -101,7 +106,7 @@ else
     step "fpapi: cargo tree (cuda-supraseal chain)" check_fpapi_chain
     step "fpapi: build test" cargo test --release --features supraseal --test fpapi_2k --no-run
     step "fpapi: C2 via filecoin-proofs-api, verify_seal" \
-        env SUPRASEAL_C2_LOG=info cargo test --release --features supraseal --test fpapi_2k -- --nocapture
+        env SUPRASEAL_C2_LOG=supraseal_c2=info cargo test --release --features supraseal --test fpapi_2k -- --nocapture
 fi
 
 echo "=== run-rust: timings"

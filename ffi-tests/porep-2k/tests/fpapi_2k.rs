@@ -18,7 +18,7 @@ use std::time::Instant;
 use filecoin_proofs_api::seal::{self, SealCommitPhase1Output, SealPreCommitPhase1Output};
 use filecoin_proofs_api::{PaddedBytesAmount, PieceInfo, RegisteredSealProof, SectorId, UnpaddedBytesAmount};
 use porep_2k::{cache_dir, machine, param_paths, porep_config, tamper, use_cache_dir};
-use rand::{Rng, RngCore};
+use rand::Rng;
 
 /// lotus' 2 KiB seal proof (go-state-types `RegisteredSealProof_StackedDrg2KiBV1_1`).
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
