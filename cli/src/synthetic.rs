@@ -159,7 +159,7 @@ impl Shape {
     /// quotient: a, b and c padded to the domain, 32 bytes per element
     /// (`CpuBackend::quotient`). The GPU backend computes it on the device.
     pub fn cpu_quotient_bytes(&self) -> u64 {
-        3 * 32 << self.log_domain
+        (3 * 32) << self.log_domain
     }
 
     /// Size of the params file in bytes (the layout of [`write_params`]).
