@@ -93,7 +93,7 @@ fn a_log_host_shows_the_events_under_rust_log_with_readable_fields() {
     let (stdout, stderr) = run_child("child_proves_once", &[("RUST_LOG", "supraseal_c2=info"), ("SUPRASEAL_C2_BACKEND", "cpu")]);
     let call = lines_with(&stdout, &["INFO", "supraseal_c2::pipeline::report", "proving call"]);
     assert_eq!(call.len(), 1, "one per-call report through `log`:\n{stdout}");
-    for field in ["backend=\"cpu\"", "circuits=1", "prestage=\"n/a\"", "validate_ms="] {
+    for field in ["backend=\"cpu\"", "circuits=1", "domain=256", "g2_msm=\"cpu\"", "validate_ms="] {
         assert!(call[0].contains(field), "field {field} rendered in the record: {}", call[0]);
     }
     let epilogue = lines_with(&stdout, &["INFO", "supraseal_c2::pipeline", "epilogue done circuits=1 epilogue_ms="]);
