@@ -185,6 +185,7 @@ pub fn errno_name(code: i32) -> Option<&'static str> {
         libc::ELOOP => "ELOOP",
         libc::EOVERFLOW => "EOVERFLOW",
         libc::ESTALE => "ESTALE",
+        libc::EBADMSG => "EBADMSG",
         _ => return None,
     })
 }
@@ -227,6 +228,7 @@ mod tests {
         assert_eq!(oom.clone().with_message("again").kind(), ErrorKind::DeviceOutOfMemory, "a new message keeps the numbering");
         assert_eq!((missing.code_name(), oom.code_name()), ("ENOENT".to_string(), "CUDA error 2".to_string()));
         assert_eq!(Error::new(4095, "x").code_name(), "errno 4095");
+        assert_eq!(Error::proof_rejected("x").code_name(), "EBADMSG", "every code the library returns has its name");
     }
 
     #[test]
