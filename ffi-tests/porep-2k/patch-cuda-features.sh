@@ -17,8 +17,8 @@
 #
 # Only feature lists change: no source file of either crate is edited, so
 # every `cfg(feature = ...)` in their code sees the same features as upstream.
-# The copies live in .patched/ (git-ignored) and are rebuilt from the cargo
-# registry every time; nothing of these crates is committed.
+# The copies live in .patched/ (git-ignored) and are made again from the cargo
+# registry every time (kept when identical); nothing of these crates is committed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
@@ -72,6 +72,13 @@ patch_feature() { # name, version, feature, list, forbidden
         echo "patch-cuda-features: $name still references /$forbidden/ in $dest.tmp/Cargo.toml" >&2
         grep -En "$forbidden" "$dest.tmp/Cargo.toml" >&2
         exit 1
+    fi
+    # An identical copy stays as it is: cargo fingerprints path dependencies
+    # by mtime, and a fresh copy would rebuild them and all their dependents.
+    if [ -d "$dest" ] && diff -rq "$dest.tmp" "$dest" >/dev/null; then
+        rm -rf "$dest.tmp"
+        echo "patched $name $ver ($feature = $list) at $dest (unchanged)" >&2
+        return
     fi
     rm -rf "$dest"
     mv "$dest.tmp" "$dest"
