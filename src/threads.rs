@@ -30,6 +30,12 @@ pub fn cpu_threads() -> usize {
     cpu_pool().as_ref().map_or(1, |p| p.current_num_threads())
 }
 
+/// Whether the pool was built (threads could be started). Without it the
+/// CPU side of a call runs on the calling thread and rayon's global pool.
+pub(crate) fn has_cpu_pool() -> bool {
+    cpu_pool().is_some()
+}
+
 /// Runs `f` on the pool.
 pub(crate) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     match cpu_pool() {

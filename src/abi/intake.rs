@@ -81,9 +81,17 @@ pub(crate) unsafe fn start(
     // Our own reference, held for the pending handle's lifetime.
     // SAFETY: forwarded contract.
     let key = unsafe { srs_arc(srs) }?;
-    // Circuits 1..'s scalars are checked by the pipeline, beside circuit 0's device work.
-    // SAFETY: forwarded contract.
-    let batch = unsafe { crate::assignment::validate_deferring(provers, num_circuits, &key) }?;
+    // Circuits 1..'s scalars are checked by the pipeline, beside circuit 0's device work,
+    // on the library's pool; without that pool (threads could not start) their parallel
+    // scan would go to the global pool, which a caller proving from inside it may be
+    // the only worker of: then all are checked here.
+    let batch = if crate::threads::has_cpu_pool() {
+        // SAFETY: forwarded contract.
+        unsafe { crate::assignment::validate_deferring(provers, num_circuits, &key) }?
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { crate::assignment::validate(provers, num_circuits, &key) }?
+    };
     // SAFETY: forwarded contract (`num_circuits` elements each).
     let r = unsafe { copy_scalars(r_s, num_circuits, "r_s") }?;
     let s = unsafe { copy_scalars(s_s, num_circuits, "s_s") }?;
