@@ -3,9 +3,12 @@
 //! call, 16 GiB of scalars each at porep-32g, scanned on a thread of their
 //! own beside phases 0–2 instead of before phase 0.
 //!
-//! No computation reads a circuit before its check passed: phase 2 waits for
+//! No arithmetic reads a circuit before its check passed: phase 2 waits for
 //! circuit i's check before its quotient, and for every check before the
-//! split-MSM sums and the G2 MSMs (the only readers of inputs and aux values).
+//! split-MSM sums and the G2 MSMs. The split-MSM plans (`Plans::prepare`,
+//! started at once on the CPU thread) do read every circuit's aux values
+//! beforehand, but only to sort them into 0, 1 and other; a failed check
+//! throws the plans away.
 //! A circuit computes ~2.8 s at porep-32g and a check takes ~0.5 s, so on a
 //! well-formed call these waits end at once. The first failure ends the
 //! scan; every waiter then gets its `EINVAL`, the message naming the scalar
