@@ -204,7 +204,8 @@ what=${1:-tests}
       # default placement (auto); OURS_ENV: extra VAR=value pairs for ours.
       # BATCH=1,3,10 adds one call of N circuits per N (the shape lotus and
       # Curio's FFI path send) to both libraries; LOG_DOMAIN=D uses a 2^D
-      # synthetic file instead of porep-32g (quick turns).
+      # synthetic file instead of porep-32g (quick turns); CALLER_PINNED=1 has
+      # the bench page-lock the witnesses first, as a pinned-pool caller does.
       if [ -n "${LOG_DOMAIN:-}" ]; then p32=/tmp/s$LOG_DOMAIN.params; shape=2^$LOG_DOMAIN; size=0; synth="--log-domain $LOG_DOMAIN"
       else p32=/tmp/p32.params; shape=porep-32g; size=47373928632; synth="--shape porep-32g"; fi
       df -h /tmp | tail -n 1
@@ -215,13 +216,13 @@ what=${1:-tests}
         sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
         echo "== $shape, ours loading the file, W = ${WORKERS:-1,2} x ${PARTITIONS:-2}, ${BATCH:+one call of N = $BATCH circuits, }modes ${MODES:-two,two-limit=16384}, G2 MSM ${G2:-default (auto)}, ${OURS_ENV:-default switches}"
         /usr/bin/time -f "ours: %e s wall, %M KiB peak RSS" env SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2=warn ${G2:+SUPRASEAL_C2_G2_MSM=$G2} ${OURS_ENV:-} ./supraseal-c2 bench --shape $shape --params $p32 --seed 1 \
-          --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 $batch \
+          --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --modes ${MODES:-two,two-limit=16384} --witnesses 1 $batch ${CALLER_PINNED:+--caller-pinned} \
           --proofs-out "$OUT/proofs-$tag-ours.txt"; echo "rc=$?"
       fi
       if [ -z "${SKIP_UPSTREAM:-}" ]; then
         sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null && echo "(page cache dropped)"
         echo "== $shape, upstream (loads the same file), W = ${WORKERS:-1,2} x ${PARTITIONS:-2}${BATCH:+, one call of N = $BATCH circuits}"
-        /usr/bin/time -f "upstream: %e s wall, %M KiB peak RSS" ./supraseal-c2 bench --lib upstream $ref --shape $shape --params $p32 --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 $batch \
+        /usr/bin/time -f "upstream: %e s wall, %M KiB peak RSS" ./supraseal-c2 bench --lib upstream $ref --shape $shape --params $p32 --seed 1 --workers ${WORKERS:-1,2} --partitions ${PARTITIONS:-2} --witnesses 1 $batch ${CALLER_PINNED:+--caller-pinned} \
           --proofs-out "$OUT/proofs-$tag-upstream.txt"; echo "rc=$?"
       fi
       [ -n "${KEEP:-}" ] || rm -f $p32

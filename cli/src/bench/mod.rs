@@ -11,6 +11,7 @@
 
 mod host;
 mod job;
+mod pinned;
 mod report;
 mod run;
 
@@ -165,6 +166,12 @@ pub struct BenchArgs {
     /// Seed for witnesses and r, s.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Page-lock the witnesses' a/b/c (cuMemHostRegister, device 0) before
+    /// the timed rows, as a caller with a pinned buffer pool (Curio's cuzk)
+    /// does; either library then copies from them at pinned speed without
+    /// registering them itself. Needs libcuda.
+    #[arg(long = "caller-pinned")]
+    pub caller_pinned: bool,
 }
 
 /// Runs every mode × worker count (and the batch call) and prints one table
@@ -192,6 +199,21 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let (trace_file, proofs_file) = (create(&args.trace)?, create(&args.proofs_out)?);
     let origin = Instant::now();
     let job = load(&args, max_w, upstream.as_ref())?;
+    let _caller_pins = if args.caller_pinned {
+        let t = Instant::now();
+        let ranges: Vec<_> = job
+            .witnesses
+            .iter()
+            .flatten()
+            .flat_map(|(w, _)| [&w.a, &w.b, &w.c])
+            .map(|v| (v.as_ptr() as *const std::ffi::c_void, std::mem::size_of_val(v.as_slice())))
+            .collect();
+        let pins = pinned::CallerPins::register(&ranges)?;
+        eprintln!("--caller-pinned: {} of witness buffers page-locked by the caller in {:.1} s", crate::units::bytes(pins.bytes() as u64), t.elapsed().as_secs_f64());
+        Some(pins)
+    } else {
+        None
+    };
     let proofs: Seen = Mutex::new(HashMap::new());
     let mut trace = crate::trace::Trace::new(origin);
     let label = match args.lib {
