@@ -161,6 +161,19 @@ pub trait Backend: Sync {
     /// Σ scalars[i]·bases[i] in G2.
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective>;
 
+    /// [`Backend::msm_g1`] for each of `scalars` (one vector per circuit of a
+    /// call, each `bases.len()` long) over the same bases. A device backend
+    /// overrides it to upload the bases once for all circuits. Default: one
+    /// MSM per vector.
+    fn msm_g1_many(&self, bases: &[G1Affine], scalars: &[&[Scalar]]) -> Result<Vec<G1Projective>> {
+        scalars.iter().map(|s| self.msm_g1(bases, s)).collect()
+    }
+
+    /// [`Backend::msm_g2`] for each of `scalars`, as [`Backend::msm_g1_many`].
+    fn msm_g2_many(&self, bases: &[G2Affine], scalars: &[&[Scalar]]) -> Result<Vec<G2Projective>> {
+        scalars.iter().map(|s| self.msm_g2(bases, s)).collect()
+    }
+
     /// Σ of the G1 bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective>;
 

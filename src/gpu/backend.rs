@@ -194,6 +194,16 @@ impl Backend for GpuBackend {
             Ok(crate::cpu::msm::msm::<crate::curve::G2>(bases, scalars))
         }
     }
+    fn msm_g1_many(&self, bases: &[G1Affine], scalars: &[&[Scalar]]) -> Result<Vec<G1Projective>> {
+        msm::msm_many::<msm::G1>(&self.exec, bases, scalars)
+    }
+    fn msm_g2_many(&self, bases: &[G2Affine], scalars: &[&[Scalar]]) -> Result<Vec<G2Projective>> {
+        if self.g2_msm_on_device() {
+            msm::msm_many::<msm::G2>(&self.exec, bases, scalars)
+        } else {
+            Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<crate::curve::G2>(bases, s)).collect())
+        }
+    }
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
         batch_add::batch_add::<msm::G1>(&self.exec, bases, bitmap)
     }

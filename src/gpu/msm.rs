@@ -348,6 +348,34 @@ pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) 
     msm_device_scalars::<G>(gpu, bases, &mut d_scalars)
 }
 
+/// [`msm`] for each of `scalars` (one vector per circuit, each
+/// `bases.len()` long) over the same bases: each chunk of bases goes up once
+/// ([`chunked_fold`]) and every circuit's MSM over it runs before the next
+/// chunk, with only that chunk's scalars on the device.
+pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+    assert!(scalars.iter().all(|s| s.len() == bases.len()), "msm_many: bases vs scalars");
+    let zero = vec![G::Projective::identity(); scalars.len()];
+    if bases.is_empty() || scalars.is_empty() {
+        return Ok(zero);
+    }
+    chunked_fold::<G, Vec<G::Projective>>(
+        gpu,
+        bases,
+        "upload MSM bases",
+        zero,
+        |d_bases, first, len| {
+            scalars
+                .iter()
+                .map(|s| {
+                    let mut d = gpu.upload(limbs(&s[first..first + len]), "upload MSM scalars")?;
+                    msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), MsmTuning::for_points(len), None)
+                })
+                .collect()
+        },
+        |acc, part| acc.iter_mut().zip(part).for_each(|(a, p)| *a += p),
+    )
+}
+
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// overwritten: converted out of Montgomery form in place).

@@ -97,12 +97,13 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
         }
     }
 
-    /// The MSM part of circuit `c`'s sum: the tail, or every base when the
-    /// plan is not split.
-    fn msm_part<P>(&self, c: usize, msm: impl Fn(&[A], &[Scalar]) -> Result<P>) -> Result<P> {
+    /// The MSM parts of every circuit's sum: the tails, or every base when
+    /// the plan is not split; all circuits in one call of `many` (a device
+    /// backend uploads the bases once for all of them).
+    fn msm_parts<P>(&self, many: impl Fn(&[A], &[&[Scalar]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
         match &self.plan {
-            MsmPlan::Split { tail_scalars, .. } => msm(&self.tail_bases, &tail_scalars[c]),
-            MsmPlan::Plain { scalars } => msm(self.bases, &scalars[c]),
+            MsmPlan::Split { tail_scalars, .. } => many(&self.tail_bases, &tail_scalars.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            MsmPlan::Plain { scalars } => many(self.bases, &scalars.iter().map(Vec::as_slice).collect::<Vec<_>>()),
         }
     }
 
@@ -169,9 +170,11 @@ pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, 
         vec![<G2Projective as group::Group>::identity(); circuits]
     };
     if msms {
-        let g2_msm = |x: &[G2Affine], s: &[Scalar]| backend.msm_g2(x, s);
-        for (ci, sum) in sums.iter_mut().enumerate() {
-            *sum += backend.msm_g2(&srs.b_g2[..b_inp_points], &plans.b_inp[ci])? + plans.b2.msm_part(ci, g2_msm)?;
+        let many = |x: &[G2Affine], s: &[&[Scalar]]| backend.msm_g2_many(x, s);
+        let inputs = many(&srs.b_g2[..b_inp_points], &plans.b_inp.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+        let tails = plans.b2.msm_parts(many)?;
+        for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
+            *sum += i + t;
         }
     }
     Ok(sums)
@@ -213,17 +216,11 @@ pub fn g1_sums<B: Backend + ?Sized>(
     let (l, a, b1) = (plans.l.batch_parts(circuits, many)?, plans.a.batch_parts(circuits, many)?, plans.b1.batch_parts(circuits, many)?);
     times.batch_add += t.elapsed();
     let t = Instant::now();
-    let msm = |x: &[G1Affine], s: &[Scalar]| backend.msm_g1(x, s);
-    let out = (0..circuits)
-        .map(|ci| {
-            let c = &batch.circuits[ci];
-            Ok((
-                l[ci] + plans.l.msm_part(ci, msm)?,
-                a[ci] + msm(&srs.a[..num_inputs], c.inp)? + plans.a.msm_part(ci, msm)?,
-                b1[ci] + msm(&srs.b_g1[..b_inp_points], &plans.b_inp[ci])? + plans.b1.msm_part(ci, msm)?,
-            ))
-        })
-        .collect::<Result<Vec<_>>>();
+    // Each base vector goes up once for all circuits (tails and input MSMs).
+    let many = |x: &[G1Affine], s: &[&[Scalar]]| backend.msm_g1_many(x, s);
+    let a_inp = many(&srs.a[..num_inputs], &batch.circuits.iter().map(|c| c.inp).collect::<Vec<_>>())?;
+    let b_inp = many(&srs.b_g1[..b_inp_points], &plans.b_inp.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+    let (lt, at, bt) = (plans.l.msm_parts(many)?, plans.a.msm_parts(many)?, plans.b1.msm_parts(many)?);
     times.tails += t.elapsed();
-    out
+    Ok((0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect())
 }

@@ -168,6 +168,7 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
             if let Some(why) = backend.pin(next, inputs[next]) {
                 tracing::debug!(circuit = next, why, "circuit not wholly page-locked: it uploads from pageable memory");
             }
+            tracing::debug!(circuit = next, ms = round1(t.elapsed().as_secs_f64() * 1e3), "circuit pinned");
             spent += t.elapsed();
             next += 1;
         }
@@ -175,6 +176,7 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
             Ok(ci) => {
                 let t = Instant::now();
                 backend.unpin_circuit(ci);
+                tracing::debug!(circuit = ci, ms = round1(t.elapsed().as_secs_f64() * 1e3), "circuit unpinned");
                 spent += t.elapsed();
                 computing = ci + 1;
             }
@@ -266,7 +268,14 @@ fn locked_phases<B: Backend + ?Sized>(
                 }
             };
             wait_for_checks(checks, ci + 1)?;
+            let (ntt0, msm0) = (times.ntt, times.h_msm);
             hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut stage_next)?);
+            tracing::debug!(
+                circuit = ci,
+                ntt_ms = round1((times.ntt - ntt0).as_secs_f64() * 1e3),
+                h_msm_ms = round1((times.h_msm - msm0).as_secs_f64() * 1e3),
+                "quotient and H-MSM"
+            );
             // Every copy from this circuit's buffers is complete.
             let _ = done.send(ci);
         }
