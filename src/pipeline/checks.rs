@@ -52,7 +52,8 @@ impl Checks {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Checks `circuits` in order (the CPU pool's threads for each scan),
+    /// Checks `circuits` in order (the check pool's threads for each scan,
+    /// [`crate::threads::in_check_pool`]),
     /// publishing progress after each; stops at the first failure or when
     /// cancelled.
     pub fn run(&self, circuits: &[Circuit<'_>]) {
@@ -65,7 +66,7 @@ impl Checks {
             let checked = if c.scalars_checked {
                 Ok(())
             } else {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::threads::in_cpu_pool(|| c.check_scalars())))
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::threads::in_check_pool(|| c.check_scalars())))
                     .unwrap_or_else(|_| Err(Error::new(crate::error::code::EFAULT, format!("the scalar check of provers[{}] panicked", c.index))))
             };
             let mut st = self.lock();

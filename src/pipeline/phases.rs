@@ -88,10 +88,11 @@ pub fn prove<B: Backend + ?Sized>(
             let t = Instant::now();
             let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
             let g2 = (batch_here || msms_here).then(|| {
-                // Waited for here, outside the CPU pool: the checks run in
-                // that pool, and a worker blocked on them would keep them
-                // from running once every worker is (two calls at once on a
-                // two-thread pool hung so).
+                // Waited for here, outside the CPU pool: where the check
+                // pool cannot be built the checks run in the CPU pool, and a
+                // worker blocked on them would keep them from running once
+                // every worker is (two calls at once on a two-thread pool
+                // hung so).
                 checks.wait(batch.circuits.len())?;
                 // Curio's fork calls the host's set_membw_throttle(1) here,
                 // its split-MSM preparation done, and (0) once its CPU G2 MSM
@@ -261,23 +262,28 @@ fn locked_phases<B: Backend + ?Sized>(
             let mine = staged[ci].take();
             let mut next = staged.get_mut(ci + 1);
             // Once this circuit's quotient is done (its inputs' device
-            // buffers free), the next circuit goes up beside its H-MSM.
-            let mut stage_next = || {
+            // buffers free, every copy from its host buffers complete), the
+            // next circuit goes up beside its H-MSM, and the pinning thread
+            // lets go of this one and pins the one after: registrations
+            // stall the driver's other work for as long as they take
+            // (~0.1 s per 1.5 GiB on the H200), which the H-MSM's long
+            // kernels absorb and the quotient's short ones do not.
+            let done = &done;
+            let mut after_quotient = || {
                 if let Some(slot @ None) = next.as_deref_mut() {
                     *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
                 }
+                let _ = done.send(ci);
             };
             wait_for_checks(checks, ci + 1)?;
             let (ntt0, msm0) = (times.ntt, times.h_msm);
-            hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut stage_next)?);
+            hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut after_quotient)?);
             tracing::debug!(
                 circuit = ci,
                 ntt_ms = round1((times.ntt - ntt0).as_secs_f64() * 1e3),
                 h_msm_ms = round1((times.h_msm - msm0).as_secs_f64() * 1e3),
                 "quotient and H-MSM"
             );
-            // Every copy from this circuit's buffers is complete.
-            let _ = done.send(ci);
         }
         drop(done);
         wait_for_checks(checks, inputs.len())?;
