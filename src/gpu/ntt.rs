@@ -156,8 +156,7 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> R
 /// words): the fallback path's phase-2 upload.
 pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<CudaSlice<u64>> {
     let mut d = gpu.zeros::<u64>(4 * n, what)?;
-    // In pieces: `v` may be a circuit's a/b/c, registered piece by piece.
-    super::stage::htod_in_pieces(&gpu.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+    gpu.stream.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
     Ok(d)
 }
 

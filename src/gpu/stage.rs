@@ -22,7 +22,7 @@ use blstrs::Scalar;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaStream, CudaViewMut};
+use cudarc::driver::CudaStream;
 
 use super::device::{cuda_err, Gpu, HostRegistration, Registration};
 use super::pins::{self, PinLease};
@@ -155,21 +155,6 @@ fn pin_pieces(addr: usize, bytes: usize) -> Vec<(usize, usize)> {
         at = next;
     }
     out
-}
-
-/// Copies `src` into `dst` (equal lengths) on `stream`, one copy per
-/// [`pin_pieces`] piece: the driver refuses (`CUDA_ERROR_INVALID_VALUE`) a
-/// copy whose source spans two registrations, and a circuit's a/b/c are
-/// registered piece by piece.
-pub(super) fn htod_in_pieces(stream: &Arc<CudaStream>, src: &[u64], dst: &mut CudaViewMut<'_, u64>, what: &str) -> Result<()> {
-    let addr = src.as_ptr() as usize;
-    for (at, bytes) in pin_pieces(addr, std::mem::size_of_val(src)) {
-        // Piece boundaries are page-aligned and `src` is 8-byte aligned, so
-        // every piece is whole words.
-        let (i, len) = ((at - addr) / 8, bytes / 8);
-        stream.memcpy_htod(&src[i..i + len], &mut dst.slice_mut(i..i + len)).map_err(cuda_err(what))?;
-    }
-    Ok(())
 }
 
 /// One circuit's holds on its page-locked a/b/c ([`pins`]), let go of one
@@ -509,7 +494,7 @@ impl Stager {
                 }
             };
             let t = std::time::Instant::now();
-            htod_in_pieces(&self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+            self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
             if v.len() < n {
                 self.upload.memset_zeros(&mut d.slice_mut(4 * v.len()..)).map_err(cuda_err(what))?;
             }
