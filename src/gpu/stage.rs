@@ -129,38 +129,9 @@ pub struct StagedAbc {
     pub c: ScalarBuf,
 }
 
-/// Bytes page-locked (or let go of) by one driver call. A registration holds
-/// a driver lock for as long as it runs, and this call's and other calls'
-/// kernel launches wait behind it: on the H200, registering a porep-32g
-/// circuit's 12 GiB in three calls stretched the H-MSM beside it from 1.4 s
-/// to 2.2 s. In pieces of this size, with [`PIN_PAUSE`] between them, each
-/// wait is a few milliseconds.
-const PIN_PIECE: usize = 64 << 20;
-
-/// The pause after each piece's registration or release, so that a launch
-/// waiting for the driver's lock gets it before the next piece.
-const PIN_PAUSE: std::time::Duration = std::time::Duration::from_micros(500);
-
-/// `bytes` bytes at `addr` cut into pieces of about [`PIN_PIECE`] bytes
-/// whose inner boundaries fall on 4 KiB pages (so that no page is in two
-/// registrations), as (address, bytes).
-fn pin_pieces(addr: usize, bytes: usize) -> Vec<(usize, usize)> {
-    let end = addr + bytes;
-    let mut out = Vec::with_capacity(bytes / PIN_PIECE + 1);
-    let mut at = addr;
-    while at < end {
-        let cut = ((at + PIN_PIECE) & !4095).max(at + 1);
-        let next = if cut + PIN_PIECE / 2 >= end { end } else { cut };
-        out.push((at, next - at));
-        at = next;
-    }
-    out
-}
-
-/// One circuit's holds on its page-locked a/b/c ([`pins`]), let go of one
-/// piece at a time ([`PIN_PAUSE`] between them) when dropped.
+/// One circuit's holds on its page-locked a/b/c ([`pins`]).
 struct CircuitPins {
-    leases: Vec<PinLease>,
+    _leases: Vec<PinLease>,
     /// Every non-empty buffer is page-locked (by this library or its owner):
     /// its asynchronous copies neither block the host nor run slow.
     usable: bool,
@@ -182,15 +153,6 @@ pub struct Stager {
     key_shape: Mutex<KeyShape>,
     /// The key's host vectors, for phase 1's residency.
     key_plan: Mutex<KeyPlan>,
-}
-
-impl Drop for CircuitPins {
-    fn drop(&mut self) {
-        while let Some(lease) = self.leases.pop() {
-            drop(lease);
-            std::thread::sleep(PIN_PAUSE);
-        }
-    }
 }
 
 impl Stager {
@@ -245,23 +207,21 @@ impl Stager {
         let mut leases = Vec::new();
         let mut why = None;
         for v in abc.iter().filter(|v| !v.is_empty()) {
-            for (ptr, bytes) in pin_pieces(v.as_ptr() as usize, std::mem::size_of_val(*v)) {
-                // SAFETY: the piece lies in `v`, a live host buffer for the
-                // whole call (caller contract); the lease is dropped by
-                // `unpin_circuit` or `unpin`, after the copies from it.
-                let lease = unsafe { pins::pin(&exec.gpu, ptr as *const c_void, bytes) };
-                if !lease.state.is_pinned() && why.is_none() {
-                    why = Some(format!("circuit {ci}: cuMemHostRegister of {bytes} B: {:?}", lease.state));
-                }
-                leases.push(lease);
-                std::thread::sleep(PIN_PAUSE);
+            let (ptr, bytes) = (v.as_ptr() as *const c_void, std::mem::size_of_val(*v));
+            // SAFETY: `v` is a live host buffer of `bytes` bytes for the whole
+            // call (caller contract); the lease is dropped by `unpin_circuit`
+            // or `unpin`, after the copies from it.
+            let lease = unsafe { pins::pin(&exec.gpu, ptr, bytes) };
+            if !lease.state.is_pinned() && why.is_none() {
+                why = Some(format!("circuit {ci}: cuMemHostRegister of {bytes} B: {:?}", lease.state));
             }
+            leases.push(lease);
         }
         let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         if pins.len() <= ci {
             pins.resize_with(ci + 1, || None);
         }
-        pins[ci] = Some(CircuitPins { leases, usable: why.is_none() });
+        pins[ci] = Some(CircuitPins { _leases: leases, usable: why.is_none() });
         why
     }
 
@@ -507,23 +467,7 @@ impl Stager {
 
 #[cfg(test)]
 mod tests {
-    use super::{growth_target, pin_pieces, PIN_PIECE};
-
-    #[test]
-    fn pin_pieces_cover_the_range_once_on_page_boundaries() {
-        for (addr, bytes) in [(0x1000_0010, 5 * PIN_PIECE + 12345), (0x2000_0000, PIN_PIECE), (0x3000_0008, 100), (0x4000_0000, 3 * PIN_PIECE / 2)] {
-            let pieces = pin_pieces(addr, bytes);
-            assert_eq!(pieces.first().unwrap().0, addr);
-            assert_eq!(pieces.iter().map(|p| p.1).sum::<usize>(), bytes);
-            for w in pieces.windows(2) {
-                assert_eq!(w[0].0 + w[0].1, w[1].0, "contiguous");
-                assert_eq!(w[1].0 % 4096, 0, "inner boundaries on pages");
-            }
-            assert!(pieces.iter().all(|p| p.1 > 0 && p.1 <= 3 * PIN_PIECE / 2 + 4096), "{pieces:?}");
-        }
-        assert_eq!(pin_pieces(0x3000_0008, 100), vec![(0x3000_0008, 100)]);
-        assert_eq!(pin_pieces(0x2000_0000, 4 * PIN_PIECE).len(), 4);
-    }
+    use super::growth_target;
 
     #[test]
     fn pool_growth_covers_the_waiting_calls_within_the_room() {
