@@ -264,10 +264,11 @@ fn locked_phases<B: Backend + ?Sized>(
             // Once this circuit's quotient is done (its inputs' device
             // buffers free, every copy from its host buffers complete), the
             // next circuit goes up beside its H-MSM, and the pinning thread
-            // lets go of this one and pins the one after: registrations
-            // stall the driver's other work for as long as they take
-            // (~0.1 s per 1.5 GiB on the H200), which the H-MSM's long
-            // kernels absorb and the quotient's short ones do not.
+            // lets go of this one and pins the one after. A registration
+            // stalls this call's launches for as long as it runs (~1 s per
+            // porep-32g circuit on the H200, BENCHMARKS.md): here it lands
+            // beside the H-MSM rather than in the next quotient, where the
+            // next circuit's staged upload would also wait behind it.
             let done = &done;
             let mut after_quotient = || {
                 if let Some(slot @ None) = next.as_deref_mut() {
