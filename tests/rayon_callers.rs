@@ -103,3 +103,61 @@ fn calls_of_several_circuits_finish_on_a_one_thread_cpu_pool() {
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// Set in the child process of [`plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish`].
+const MIXED_CHILD: &str = "RAYON_CALLERS_MIXED_CHILD";
+
+/// Calls of 3 circuits from two plain threads while the only worker of
+/// rayon's global pool makes one-circuit calls (`RAYON_NUM_THREADS=1`, CPU
+/// backend), over several rounds; every proof verifies and nothing hangs.
+/// The shape of a hang a break-it trial met in 3 runs of 19 (this test has
+/// not met it in 50 rounds before the change it guards): the CPU backend's
+/// phase-2 work runs in the library's pool, and a caller inside a rayon pool
+/// proves on a plain thread, so that the thread holding the compute lock is
+/// never a rayon worker that could steal another call's job while it waits.
+#[test]
+fn plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish() {
+    if std::env::var_os(MIXED_CHILD).is_some() {
+        let keys = common::keys(Kind::Mimc, 10);
+        let srs = Params::open(&keys.path, true).unwrap();
+        let mut rng = common::rng();
+        let w = kit::witnesses(Kind::Mimc, 10, 3, &mut rng).unwrap();
+        let wits: Vec<_> = w.iter().map(|(w, _)| w.clone()).collect();
+        let (r, s) = (common::random_scalars(&mut rng, 3), common::random_scalars(&mut rng, 3));
+        let check = |proofs: &[supraseal_c2::groth16_proof]| {
+            assert!(proofs.iter().zip(&w).all(|(p, (_, inputs))| ffi::verify(&keys.vk, p, inputs)), "every proof verifies");
+        };
+        for _ in 0..10 {
+            std::thread::scope(|scope| {
+                let plain: Vec<_> = (0..2).map(|_| scope.spawn(|| ffi::prove(&srs, &wits, &r, &s, std::ptr::null_mut(), -1).unwrap())).collect();
+                let pooled: Vec<Vec<supraseal_c2::groth16_proof>> =
+                    (0..2usize).into_par_iter().map(|_| ffi::prove(&srs, &wits[..1], &r[..1], &s[..1], std::ptr::null_mut(), -1).unwrap()).collect();
+                pooled.iter().for_each(|p| check(p));
+                plain.into_iter().for_each(|c| check(&c.join().unwrap()));
+            });
+        }
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish", "--nocapture", "--test-threads", "1"])
+        .env(MIXED_CHILD, "1")
+        .env("RAYON_NUM_THREADS", "1")
+        .env("SUPRASEAL_C2_BACKEND", "cpu")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang is the failure; the limit is far above the seconds the calls take.
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(300) {
+            child.kill().ok();
+            let out = child.wait_with_output().unwrap();
+            panic!("deadlock: plain-thread calls beside a caller in a one-worker global pool did not finish in 300 s\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
+}

@@ -36,6 +36,19 @@ impl Selected {
         validated: Duration,
     ) -> Result<Vec<Intermediates>> {
         let (result, mut report) = match self {
+            // The CPU backend computes under the compute lock with rayon (in
+            // the library's pool). A rayon worker that waits for another
+            // pool runs its own pool's jobs meanwhile, and such a job may be
+            // another proving call, which would then wait for the compute
+            // lock held further up its own thread's stack. So a caller
+            // inside a rayon pool proves on a plain thread, waited for with
+            // an OS join.
+            Selected::Cpu(b) if rayon::current_thread_index().is_some() => std::thread::scope(|scope| {
+                match scope.spawn(|| super::phases::prove(b, key, batch, &handle.locks, settings)).join() {
+                    Ok(r) => r,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }),
             Selected::Cpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
             #[cfg(supraseal_gpu)]
             Selected::Gpu(b) => super::phases::prove(&**b, key, batch, &handle.locks, settings),
