@@ -68,8 +68,6 @@ pub struct Batch<'a> {
     pub a_aux: Density<'a>,
     pub b_inp: Density<'a>,
     pub b_aux: Density<'a>,
-    /// Number of constraint evaluations per circuit (≤ domain size).
-    pub abc_size: usize,
 }
 
 impl Batch<'_> {
@@ -306,7 +304,7 @@ unsafe fn validate_checking<'a>(provers: *const CAssignment, num_circuits: usize
         }
         circuits.push(c);
     }
-    Ok(Batch { circuits, a_aux, b_inp, b_aux, abc_size: p0.abc_size })
+    Ok(Batch { circuits, a_aux, b_inp, b_aux })
 }
 
 #[cfg(test)]

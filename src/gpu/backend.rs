@@ -46,12 +46,14 @@ impl GpuBackend {
     }
 
     /// This call's compute stream on the device.
+    #[cfg(any(test, feature = "tools"))]
     pub fn exec(&self) -> &Exec {
         &self.exec
     }
 
     /// Marks this backend as one that never reaches phase 1 (direct use by
     /// tests and benchmarks): not a call for the pre-stage pool to grow for.
+    #[cfg(any(test, feature = "tools"))]
     pub(crate) fn skip_phase1(&self) {
         self.stager.done(&self.exec.gpu);
     }

@@ -339,6 +339,7 @@ impl Gpu {
     /// Bytes allocated from this device's three pools and not yet freed
     /// (compute, pre-stage with its idle vectors, resident copy): what the
     /// library holds on the device, apart from the driver's own reservations.
+    #[cfg(any(test, feature = "tools"))]
     pub fn pools_in_use(&self) -> usize {
         [&self.compute_pool, &self.stage_pool, &self.resident_pool]
             .into_iter()

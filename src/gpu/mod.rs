@@ -51,8 +51,13 @@ pub mod words;
 pub use backend::GpuBackend;
 #[cfg(feature = "tools")]
 pub use harness::GpuBackendHandle;
-pub use load::{subgroup_device, subgroup_device_with_chunk, BucketSums};
-pub use tuning::{MsmProfile, MsmTuning};
+pub use load::subgroup_device;
+#[cfg(any(test, feature = "tools"))]
+pub use load::{subgroup_device_with_chunk, BucketSums};
+pub use tuning::MsmProfile;
+#[cfg(any(test, feature = "tools"))]
+pub use tuning::MsmTuning;
+#[cfg(any(test, feature = "tools"))]
 pub use words::{from_limbs, limbs, Limbs};
 
 
@@ -61,6 +66,7 @@ pub use words::{from_limbs, limbs, Limbs};
 pub const BUILT_WITH_KERNELS: bool = cfg!(supraseal_gpu);
 
 /// Why a build without kernels has no GPU backend.
+#[cfg(any(not(supraseal_gpu), test, feature = "tools"))]
 pub const NO_KERNELS: &str = "this build has no GPU kernels (nvcc was not found at build time)";
 
 /// Number of usable CUDA devices (0 without kernels, libcuda or devices).

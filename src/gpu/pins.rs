@@ -126,11 +126,13 @@ impl<R> Registry<R> {
     }
 
     /// Number of ranges held.
+    #[cfg(any(test, feature = "tools"))]
     pub fn len(&self) -> usize {
         self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// Whether no range is held.
+    #[cfg(any(test, feature = "tools"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -181,6 +183,7 @@ impl Drop for PinLease {
 }
 
 /// Number of callers' ranges page-locked by this library now (tests).
+#[cfg(any(test, feature = "tools"))]
 pub fn registered_ranges() -> usize {
     INPUTS.len()
 }

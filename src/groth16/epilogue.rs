@@ -12,6 +12,7 @@ use crate::abi::types::groth16_proof;
 use crate::srs::Srs;
 
 /// Assembles the proof of one circuit.
+#[cfg(any(test, feature = "tools"))]
 pub fn proof(srs: &Srs, m: &Intermediates, r: Scalar, s: Scalar) -> groth16_proof {
     points(srs, m, r, s).into()
 }

@@ -123,6 +123,7 @@ pub fn evict(srs: &Srs) {
 }
 
 /// Number of entries currently cached (for tests and diagnostics).
+#[cfg(any(test, feature = "tools"))]
 pub fn cached_entries() -> usize {
     CACHE.lock().unwrap_or_else(|p| p.into_inner()).len()
 }

@@ -12,7 +12,9 @@ use crate::srs::{BucketSums, LoadOptions, LoadReport, Srs};
 
 mod cache;
 
-pub use cache::{cached_entries, evict, open, CACHE_CAPACITY};
+pub use cache::{evict, open};
+#[cfg(any(test, feature = "tools"))]
+pub use cache::{cached_entries, CACHE_CAPACITY};
 
 impl Srs {
     /// Reads and validates a params file (see [`Srs::load_with`]), with

@@ -33,10 +33,15 @@ use crate::locks::{self, LockHandle};
 use crate::log::round1;
 use crate::srs::Srs;
 
+#[cfg(any(test, feature = "tools"))]
 pub use crate::threads::cpu_threads;
 pub use report::{record_reports, take_reports, CallReport};
-pub use select::{select, Selected};
-pub use spread::{split_ranges, spread_devices};
+pub use select::select;
+#[cfg(any(test, feature = "tools"))]
+pub use select::Selected;
+pub use spread::spread_devices;
+#[cfg(any(test, feature = "tools"))]
+pub use spread::split_ranges;
 
 /// Which lock handle a call uses.
 pub enum Locks {

@@ -107,6 +107,7 @@ pub fn verify(srs: &Srs, index: usize, proof: &ProofPoints, public_inputs: &[Sca
 /// A proof with `C` moved by the generator: a wrong proof of the right
 /// shape, for tests of the check.
 #[doc(hidden)]
+#[cfg(any(test, feature = "tools"))]
 pub fn tampered(proof: &ProofPoints) -> ProofPoints {
     ProofPoints { c: (G1Projective::from(proof.c) + G1Projective::generator()).to_affine(), ..*proof }
 }

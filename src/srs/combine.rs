@@ -39,6 +39,7 @@ impl Key {
     }
 
     /// A fixed key, for tests that need repeatable digits.
+    #[cfg(any(test, feature = "tools"))]
     pub fn fixed(seed: [u8; 32]) -> Key {
         Key(seed)
     }
@@ -152,6 +153,7 @@ pub fn all_in_group<C: Subgroup>(combinations: &[C::Projective]) -> bool {
 /// The host's combinations of a whole vector as one range, with the
 /// device's unsigned digits (tests compare the device's with them).
 #[doc(hidden)]
+#[cfg(any(test, feature = "tools"))]
 pub fn host_combinations<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64, digits: u32) -> Vec<C::Projective> {
     combinations::<C>(points, key, section, 0, Digits::unsigned(digits))
 }

@@ -36,6 +36,7 @@ mod offload;
 mod read;
 mod source;
 pub mod subgroup;
+#[cfg(any(test, feature = "tools"))]
 mod torsion;
 
 pub use read::{LoadOptions, LoadReport};
@@ -117,6 +118,7 @@ impl std::fmt::Debug for Srs {
 static LIVE_KEYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// How many loaded keys are alive right now.
+#[cfg(any(test, feature = "tools"))]
 pub fn live_keys() -> usize {
     LIVE_KEYS.load(std::sync::atomic::Ordering::SeqCst)
 }

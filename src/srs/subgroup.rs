@@ -62,7 +62,9 @@ use rayon::prelude::*;
 
 use super::bisect::{bisect, first_bad};
 use super::combine::combinations;
-pub use super::combine::{all_in_group, combinations_from_sums, groups_for, host_combinations, stream_of, Key};
+pub use super::combine::{all_in_group, combinations_from_sums, groups_for, stream_of, Key};
+#[cfg(any(test, feature = "tools"))]
+pub use super::combine::host_combinations;
 
 pub use super::group::{Subgroup, ROUNDS};
 use super::group::{digits_for, MIN_RANGE, RANGE};
@@ -118,6 +120,7 @@ pub fn batched<C: Subgroup>(points: &[C::Affine], key: &Key, section: u64) -> Re
 /// Points outside the subgroup, for tests of the check (here and in
 /// `tests/srs_errors.rs`; made in `torsion.rs`). Not a supported API.
 #[doc(hidden)]
+#[cfg(any(test, feature = "tools"))]
 pub mod testing {
     pub use super::super::torsion::{g1_with_torsion, g2_with_torsion, G1_PRIMES, G2_PRIMES};
 }
