@@ -29,14 +29,37 @@ pub enum Admission<S> {
 /// (phase 1, memory lock), [`Backend::quotient`], [`Backend::prefetch`]
 /// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
 /// [`Backend::unpin`] (phase 3, no lock).
+/// Which backend computed a call (its reports, logs and the CLI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Cpu,
+    Gpu,
+}
+
+impl BackendKind {
+    /// "cpu" or "gpu", as logs and the CLI print it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Gpu => "gpu",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 pub trait Backend: Sync {
     /// One circuit's a, b, c already on the device, zero-padded to the
     /// domain (made in phase 1, consumed by [`Backend::quotient`]). A backend
     /// that stages nothing uses an uninhabited type.
     type Staged: Send;
 
-    /// Short name for logs and the CLI ("cpu", "gpu").
-    fn name(&self) -> &'static str;
+    /// Which backend this is (logs, reports, the CLI).
+    fn kind(&self) -> BackendKind;
 
     /// Page-locks circuit `ci`'s host a/b/c buffers so that their uploads
     /// are asynchronous: in phase 0 for the first circuit, then, in a call of

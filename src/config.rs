@@ -110,11 +110,23 @@ pub fn load_threads() -> Result<Option<usize>> {
     load_threads_from(std::env::var_os("SUPRASEAL_C2_LOAD_THREADS").map(|v| v.to_string_lossy().into_owned()))
 }
 
+/// The backend a call asks for (`SUPRASEAL_C2_BACKEND`, `BELLMAN_NO_GPU`):
+/// [`backend_switch`] resolves it once, `pipeline::select` acts on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The GPU when one is usable, else the CPU (the default).
+    Auto,
+    Cpu,
+    /// The GPU, an error (`ENODEV`) when none is usable.
+    Gpu,
+}
+
 /// The backend requested: `SUPRASEAL_C2_BACKEND` trimmed and in lower case
 /// (a value that is not UTF-8 is kept lossily, so it is malformed rather than
 /// absent); where that is unset or empty, `cpu` when bellperson's
-/// `BELLMAN_NO_GPU` is set, else empty (auto). `pipeline::select` validates it.
-pub(crate) fn backend_switch() -> String {
+/// `BELLMAN_NO_GPU` is set, else auto. Errors: `EINVAL` for a value other
+/// than cpu, gpu or auto.
+pub(crate) fn backend_switch() -> Result<BackendChoice> {
     backend_from(
         std::env::var_os("SUPRASEAL_C2_BACKEND").map(|v| v.to_string_lossy().into_owned()),
         std::env::var("BELLMAN_NO_GPU").ok().as_deref(),
@@ -125,11 +137,14 @@ pub(crate) fn backend_switch() -> String {
 /// read as bellperson reads it: set (as UTF-8) to anything but `0`, the
 /// empty value included, it turns the GPU off. An explicit
 /// `SUPRASEAL_C2_BACKEND` wins: it names this library and is the narrower choice.
-fn backend_from(backend: Option<String>, bellman_no_gpu: Option<&str>) -> String {
-    match backend.map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty()) {
-        Some(v) => v,
-        None if bellman_no_gpu.is_some_and(|v| v != "0") => "cpu".to_string(),
-        None => String::new(),
+fn backend_from(backend: Option<String>, bellman_no_gpu: Option<&str>) -> Result<BackendChoice> {
+    match backend.map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty()).as_deref() {
+        Some("cpu") => Ok(BackendChoice::Cpu),
+        Some("gpu") => Ok(BackendChoice::Gpu),
+        Some("auto") => Ok(BackendChoice::Auto),
+        Some(other) => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"))),
+        None if bellman_no_gpu.is_some_and(|v| v != "0") => Ok(BackendChoice::Cpu),
+        None => Ok(BackendChoice::Auto),
     }
 }
 
@@ -426,20 +441,23 @@ mod tests {
 
     #[test]
     fn an_explicit_backend_wins_over_bellman_no_gpu() {
-        let b = |backend: Option<&str>, no_gpu: Option<&str>| backend_from(backend.map(String::from), no_gpu);
+        use BackendChoice::{Auto, Cpu, Gpu};
+        let b = |backend: Option<&str>, no_gpu: Option<&str>| backend_from(backend.map(String::from), no_gpu).unwrap();
         // BELLMAN_NO_GPU alone: as bellperson reads it, anything but "0" turns the GPU off.
-        assert_eq!(b(None, None), "");
-        assert_eq!(b(None, Some("1")), "cpu");
-        assert_eq!(b(None, Some("yes")), "cpu");
-        assert_eq!(b(None, Some("")), "cpu");
-        assert_eq!(b(None, Some("0")), "");
+        assert_eq!(b(None, None), Auto);
+        assert_eq!(b(None, Some("1")), Cpu);
+        assert_eq!(b(None, Some("yes")), Cpu);
+        assert_eq!(b(None, Some("")), Cpu);
+        assert_eq!(b(None, Some("0")), Auto);
         // An empty or blank SUPRASEAL_C2_BACKEND is unset.
-        assert_eq!(b(Some(" "), Some("1")), "cpu");
+        assert_eq!(b(Some(" "), Some("1")), Cpu);
         // An explicit SUPRASEAL_C2_BACKEND wins, whatever its value.
-        assert_eq!(b(Some("GPU"), Some("1")), "gpu");
-        assert_eq!(b(Some("auto"), Some("1")), "auto");
-        assert_eq!(b(Some(" cpu "), None), "cpu");
-        assert_eq!(b(Some("tpu"), Some("1")), "tpu", "still refused by select");
+        assert_eq!(b(Some("GPU"), Some("1")), Gpu);
+        assert_eq!(b(Some("auto"), Some("1")), Auto);
+        assert_eq!(b(Some(" cpu "), None), Cpu);
+        // Even over BELLMAN_NO_GPU, an unknown value is refused.
+        let e = backend_from(Some("tpu".into()), Some("1")).unwrap_err();
+        assert_eq!(e.message, "SUPRASEAL_C2_BACKEND is \"tpu\" but must be cpu, gpu or auto");
     }
 
     #[test]

@@ -34,7 +34,7 @@ fn pinned_calls(what: &str, f: impl FnOnce()) {
     supraseal_c2::record_reports(false);
     assert!(!reports.is_empty(), "{what}: no call reported");
     for r in &reports {
-        assert_eq!(r.backend, "gpu", "{what}");
+        assert_eq!(r.backend.as_str(), "gpu", "{what}");
         assert_eq!(r.reason, None, "{what}: the first circuit's buffers were not used page-locked");
         assert_eq!(r.prestaged, Some(true), "{what}: the call did not pre-stage ({:?})", r.reason);
     }

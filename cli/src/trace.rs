@@ -87,7 +87,7 @@ impl Trace {
                     None => "nothing to stage",
                 };
                 self.slice(pid, tid, id, "compute-lock wait", k.requested, k.acquired, json!({}));
-                self.slice(pid, tid, id, "phase 2 (compute lock)", k.acquired, k.released, json!({"path": path, "backend": r.backend}));
+                self.slice(pid, tid, id, "phase 2 (compute lock)", k.acquired, k.released, json!({"path": path, "backend": r.backend.as_str()}));
                 self.slice(pid, tid, id, "phase 3", k.released, c.end, json!({}));
                 if let Some(free) = r.free_after {
                     let ts = self.us(k.released);

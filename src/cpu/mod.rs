@@ -31,8 +31,8 @@ impl Backend for CpuBackend {
     /// The CPU stages nothing (phase 1 is empty).
     type Staged = std::convert::Infallible;
 
-    fn name(&self) -> &'static str {
-        "cpu"
+    fn kind(&self) -> crate::backend::BackendKind {
+        crate::backend::BackendKind::Cpu
     }
 
     fn quotient(&self, abc: Abc<'_>, n: usize, _staged: Option<Self::Staged>) -> Result<Vec<Scalar>> {

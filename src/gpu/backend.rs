@@ -106,8 +106,8 @@ impl Drop for GpuBackend {
 impl Backend for GpuBackend {
     type Staged = StagedAbc;
 
-    fn name(&self) -> &'static str {
-        "gpu"
+    fn kind(&self) -> crate::backend::BackendKind {
+        crate::backend::BackendKind::Gpu
     }
     fn stage_detail(&self) -> Option<String> {
         self.stager.detail()

@@ -36,7 +36,7 @@ pub fn subgroup_device_with_chunk(max_chunk: usize) -> Result<Option<Box<dyn Buc
         let settings = crate::config::Settings::from_env()?;
         let exec = exec::Exec::for_load(device::device(0)?, settings)?;
         // Proving calls run on the CPU with SUPRASEAL_C2_BACKEND=cpu: page-locking the key would only cost.
-        let pin_key = crate::config::backend_switch() != "cpu";
+        let pin_key = !matches!(crate::config::backend_switch(), Ok(crate::config::BackendChoice::Cpu));
         Ok(Some(Box::new(LoadDevice { exec, max_chunk, pin_key })))
     }
     #[cfg(not(supraseal_gpu))]

@@ -155,21 +155,50 @@ impl<'a> Plans<'a> {
     }
 }
 
-/// B′ in G2 of every circuit, or the chosen parts of it: with `batch`, the
-/// batch addition over the B-aux bases of 1 scalars (split plan only); with
-/// `msms`, the B-input MSM plus the aux tail MSM (or the whole aux MSM when
-/// the plan is not split). Both parts together are B′ in G2. The pipeline
-/// runs each part on the CPU thread (docs/ARCHITECTURE.md §4: the G2 MSMs beside the GPU)
-/// or in phase 2, as the backend places it.
-pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, batch: bool, msms: bool) -> Result<Vec<G2Projective>> {
+/// The parts of B′ in G2: the batch addition over the B-aux bases of 1
+/// scalars (split plan only), and the MSMs (the B-input MSM plus the aux
+/// tail MSM, or the whole aux MSM when the plan is not split). Both parts
+/// together are B′ in G2. The pipeline runs each part on the CPU thread
+/// (docs/ARCHITECTURE.md §4: the G2 MSMs beside the GPU) or in phase 2, as
+/// the backend places it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum G2Parts {
+    BatchAddition,
+    Msms,
+    Both,
+}
+
+impl G2Parts {
+    /// The parts `backend` leaves to the CPU thread; `None` when it runs
+    /// both on the device.
+    pub fn on_host<B: Backend + ?Sized>(backend: &B) -> Option<G2Parts> {
+        match (backend.g2_batch_on_device(), backend.g2_msm_on_device()) {
+            (false, false) => Some(G2Parts::Both),
+            (false, true) => Some(G2Parts::BatchAddition),
+            (true, false) => Some(G2Parts::Msms),
+            (true, true) => None,
+        }
+    }
+
+    fn batch_addition(self) -> bool {
+        matches!(self, G2Parts::BatchAddition | G2Parts::Both)
+    }
+
+    fn msms(self) -> bool {
+        matches!(self, G2Parts::Msms | G2Parts::Both)
+    }
+}
+
+/// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
+pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, parts: G2Parts) -> Result<Vec<G2Projective>> {
     let circuits = plans.b_inp.len();
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
-    let mut sums = if batch {
+    let mut sums = if parts.batch_addition() {
         plans.b2.batch_parts(circuits, |x: &[G2Affine], m: &[&[u64]]| backend.batch_add_g2_many(x, m))?
     } else {
         vec![<G2Projective as group::Group>::identity(); circuits]
     };
-    if msms {
+    if parts.msms() {
         let many = |x: &[G2Affine], s: &[&[Scalar]]| backend.msm_g2_many(x, s);
         let inputs = many(&srs.b_g2[..b_inp_points], &plans.b_inp.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
         let tails = plans.b2.msm_parts(many)?;

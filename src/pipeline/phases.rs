@@ -4,7 +4,7 @@
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use blstrs::{G1Projective, G2Projective};
+use blstrs::G2Projective;
 use group::Group;
 
 use crate::threads::in_cpu_pool;
@@ -43,7 +43,7 @@ pub fn prove<B: Backend + ?Sized>(
     let n = srs.domain_size();
     let inputs: Vec<Abc<'_>> = batch.circuits.iter().map(|c| [c.a, c.b, c.c]).collect();
     let mut report = CallReport {
-        backend: backend.name(),
+        backend: backend.kind(),
         device: 0,
         circuits: inputs.len(),
         domain: n,
@@ -86,8 +86,7 @@ pub fn prove<B: Backend + ?Sized>(
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
             // GPU), less the parts the backend runs on the device in phase 2.
             let t = Instant::now();
-            let (batch_here, msms_here) = (!backend.g2_batch_on_device(), !backend.g2_msm_on_device());
-            let g2 = (batch_here || msms_here).then(|| {
+            let g2 = groth16::G2Parts::on_host(backend).map(|parts| {
                 // Waited for here, outside the CPU pool: where the check
                 // pool cannot be built the checks run in the CPU pool, and a
                 // worker blocked on them would keep them from running once
@@ -98,7 +97,7 @@ pub fn prove<B: Backend + ?Sized>(
                 // its split-MSM preparation done, and (0) once its CPU G2 MSM
                 // ends (`curio-fork`; nothing otherwise).
                 let _throttle = crate::curio::cpu_g2_work();
-                in_cpu_pool(|| groth16::g2_parts(backend, srs, &plans, batch_here, msms_here))
+                in_cpu_pool(|| groth16::g2_parts(backend, srs, &plans, parts))
             });
             (g2, prep, t.elapsed())
         });
@@ -130,27 +129,18 @@ pub fn prove<B: Backend + ?Sized>(
     };
     report.times.prep = prep;
     report.times.g2 = g2_time;
-    let result = g1.and_then(|sums| {
-        let g2_cpu = g2.transpose()?;
-        Ok(sums
-            .into_iter()
-            .enumerate()
-            .map(|(ci, (h, l, a, b_g1, b_g2))| {
-                let b_g2 = b_g2 + g2_cpu.as_ref().map_or(G2Projective::identity(), |m| m[ci]);
-                Intermediates { h, l, a, b_g1, b_g2 }
-            })
-            .collect())
+    let result = g1.and_then(|mut sums| {
+        // B′ in G2: the part phase 2 made plus the CPU thread's.
+        if let Some(g2_cpu) = g2.transpose()? {
+            sums.iter_mut().zip(g2_cpu).for_each(|(m, b)| m.b_g2 += b);
+        }
+        Ok(sums)
     });
     if let Err(e) = &result {
         report.error = Some(e.to_string());
     }
     (result, report)
 }
-
-/// What phase 2 computes per circuit: H, L, A′, B′ in G1, and the part of B′
-/// in G2 made under the compute lock (the batch addition, plus the MSMs when
-/// they run on the device).
-type DeviceSums = (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective);
 
 /// How many circuits past the one computing are kept page-locked: two, so
 /// that the next one is pinned (a porep-32g circuit takes ~0.6 s) before
@@ -203,6 +193,10 @@ fn wait_for_checks(checks: &Checks, upto: usize) -> Result<()> {
 /// can (`prefetch`) and each circuit's pins let go of once its quotient is
 /// done (`done`); then, the plans ready, the batch additions of all circuits
 /// (one pass over each base vector) and the tails.
+///
+/// Returns each circuit's sums with only the part of B′ in G2 made under the
+/// compute lock (the batch addition, plus the MSMs when they run on the
+/// device); the CPU thread's part is added in phase 3.
 #[allow(clippy::too_many_arguments)]
 fn locked_phases<B: Backend + ?Sized>(
     backend: &B,
@@ -215,7 +209,7 @@ fn locked_phases<B: Backend + ?Sized>(
     done: mpsc::Sender<usize>,
     checks: &Checks,
     report: &mut CallReport,
-) -> Result<Vec<DeviceSums>> {
+) -> Result<Vec<Intermediates>> {
     let n = srs.domain_size();
     // Read for the report before any lock: a driver query can wait behind
     // other threads' driver calls (~0.1 s seen on the H200 at 2^24), and the
@@ -292,18 +286,19 @@ fn locked_phases<B: Backend + ?Sized>(
         let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
         tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
         let g1 = groth16::g1_sums(backend, srs, batch, &plans, &mut times)?;
-        let mut out: Vec<DeviceSums> = hs.into_iter().zip(g1).map(|(h, (l, a, b1))| (h, l, a, b1, G2Projective::identity())).collect();
+        let mut out: Vec<Intermediates> =
+            hs.into_iter().zip(g1).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
         if backend.g2_batch_on_device() {
             let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, &plans, true, false)?;
+            let sums = groth16::g2_parts(backend, srs, &plans, groth16::G2Parts::BatchAddition)?;
             times.batch_add += t.elapsed();
-            out.iter_mut().zip(sums).for_each(|(o, b)| o.4 += b);
+            out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
         }
         if backend.g2_msm_on_device() {
             let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, &plans, false, true)?;
+            let sums = groth16::g2_parts(backend, srs, &plans, groth16::G2Parts::Msms)?;
             times.tails += t.elapsed();
-            out.iter_mut().zip(sums).for_each(|(o, m)| o.4 += m);
+            out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
         }
         Ok(out)
     })();

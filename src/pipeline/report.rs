@@ -15,7 +15,7 @@ use crate::log::round1;
 #[derive(Clone, Debug)]
 pub struct CallReport {
     /// "cpu" or "gpu".
-    pub backend: &'static str,
+    pub backend: crate::backend::BackendKind,
     /// Device ordinal (also the default lock handle's index).
     pub device: usize,
     /// Circuits in the call.
@@ -60,11 +60,11 @@ impl CallReport {
     pub(crate) fn log(&self) {
         let ms = |d: Duration| round1(d.as_secs_f64() * 1e3);
         let t = &self.times;
-        let gpu = self.backend == "gpu";
+        let gpu = self.backend == crate::backend::BackendKind::Gpu;
         // A phase the backend does not have (the CPU pins and stages nothing).
         let gpu_ms = |d: Duration| gpu.then(|| ms(d));
         tracing::info!(
-            backend = self.backend,
+            backend = self.backend.as_str(),
             gpu = gpu.then_some(self.device),
             circuits = self.circuits,
             domain = self.domain,

@@ -71,14 +71,15 @@ impl Selected {
 /// a CUDA error number when the device cannot be opened, `EINVAL` for an
 /// unknown value.
 pub fn select(device: usize, settings: Settings) -> Result<Selected> {
-    match crate::config::backend_switch().as_str() {
-        "cpu" => Ok(Selected::Cpu(CpuBackend)),
-        "gpu" => gpu(device, settings)
+    use crate::config::BackendChoice;
+    match crate::config::backend_switch()? {
+        BackendChoice::Cpu => Ok(Selected::Cpu(CpuBackend)),
+        BackendChoice::Gpu => gpu(device, settings)
             .map_err(|e| {
                 let message = format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message);
                 e.with_message(message)
             }),
-        "" | "auto" => {
+        BackendChoice::Auto => {
             let gpus = crate::gpu::device_count();
             if gpus > 0 && device >= gpus {
                 // A wrong index on a GPU host must not quietly prove on the CPU.
@@ -93,7 +94,6 @@ pub fn select(device: usize, settings: Settings) -> Result<Selected> {
                 Ok(Selected::Cpu(CpuBackend))
             }
         }
-        other => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"))),
     }
 }
 

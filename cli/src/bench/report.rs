@@ -104,7 +104,7 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     }
     // The memory lock guards the pre-stage, which only the GPU backend has:
     // on the CPU its holds are empty.
-    let gpu_calls = || r.reports.iter().filter(|c| c.backend == "gpu");
+    let gpu_calls = || r.reports.iter().filter(|c| c.backend.as_str() == "gpu");
     if let Some(c) = gpu_calls().filter(|c| c.mem.is_some()).max_by_key(|c| c.mem.map(|s| s.hold())) {
         details.push(format!(
             "  longest memory-lock hold ({mode}, W={w}): {:.1} ms, of which pre-stage {:.1} ms{}",
@@ -145,7 +145,7 @@ pub(super) fn phase_table(phase_rows: Vec<(String, Vec<CallReport>)>) {
         let mean = |f: &dyn Fn(&CallReport) -> Duration| reports.iter().map(f).sum::<Duration>().as_secs_f64() * 1e3 / k;
         println!(
             "| {mode} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-            reports.first().map_or("?", |c| c.backend),
+            reports.first().map_or("?", |c| c.backend.as_str()),
             mean(&|c| c.times.pin),
             mean(&|c| c.times.stage),
             mean(&|c| c.times.ntt),
