@@ -144,7 +144,7 @@ fn child_backend_choices() {
         }
         println!("STEP {name}");
         let result = prove_one();
-        (result, supraseal_c2::take_reports().iter().map(|r| r.backend).collect::<Vec<_>>())
+        (result, supraseal_c2::take_reports().iter().map(|r| r.backend.as_str()).collect::<Vec<_>>())
     };
     let (result, backends) = step("cpu", Some("cpu"), None);
     assert!(result.is_ok() && backends == ["cpu"], "{result:?} {backends:?}");

@@ -26,7 +26,8 @@ pub mod params;
 pub mod prove;
 
 pub use lifecycle::split_lifecycle;
-pub use params::{params_file, tiny_params, PARAMS_NAME};
+pub use crate::srs::tiny_params;
+pub use params::{params_file, PARAMS_NAME};
 pub use prove::prove_call;
 
 /// Reads fuzz bytes; zeros once they run out.

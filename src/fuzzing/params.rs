@@ -1,16 +1,13 @@
 //! Harness 1, the params-file parser, and the params files and keys the
-//! prover harnesses use: [`tiny_params`] builds a valid file of any shape
+//! prover harnesses use: [`tiny_params`](crate::srs::tiny_params) builds a valid file of any shape
 //! (seed corpora), and `key_for` gives a key of a shape without parsing one
 //! per input.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use group::Group;
-
 use crate::error::code;
-use crate::srs::{Srs, G1_BYTES, G2_BYTES};
+use crate::srs::{tiny_params, Srs, G1_BYTES, G2_BYTES};
 
 /// The name the params harness gives its input in messages.
 pub const PARAMS_NAME: &str = "fuzz.params";
@@ -38,33 +35,6 @@ pub fn params_file(data: &[u8]) {
             assert!(e.message.len() > prefix.len() + 5, "the message says what is wrong: {:?}", e.message);
         }
     }
-}
-
-/// A valid params file with the given section counts (`ic` has 1 point).
-/// Points are small multiples of the generators, so every point is decoded
-/// and subgroup-checked like a real file's. Used for seed corpora and by
-/// [`prove_call`](super::prove_call).
-pub fn tiny_params(h: usize, l: usize, a: usize, b: usize) -> Vec<u8> {
-    // Six encodings, made once: a scalar multiplication per point would cost
-    // seconds for the 2^16-point vectors of the loader's tests.
-    let g1s: Vec<_> = (0..6u64).map(|i| G1Affine::from(G1Projective::generator() * Scalar::from(i + 1)).to_uncompressed()).collect();
-    let g2s: Vec<_> = (0..6u64).map(|i| G2Affine::from(G2Projective::generator() * Scalar::from(i + 1)).to_uncompressed()).collect();
-    let g1 = |i: usize| g1s[i];
-    let g2 = |i: usize| g2s[i];
-    let mut out = Vec::new();
-    out.extend_from_slice(&g1(0)); // alpha_g1
-    out.extend_from_slice(&g1(1)); // beta_g1
-    out.extend_from_slice(&g2(2)); // beta_g2
-    out.extend_from_slice(&g2(3)); // gamma_g2
-    out.extend_from_slice(&g1(4)); // delta_g1
-    out.extend_from_slice(&g2(5)); // delta_g2
-    for count in [1, h, l, a, b] {
-        out.extend_from_slice(&(count as u32).to_be_bytes());
-        (0..count).for_each(|i| out.extend_from_slice(&g1(i % 5)));
-    }
-    out.extend_from_slice(&(b as u32).to_be_bytes());
-    (0..b).for_each(|i| out.extend_from_slice(&g2(i % 5)));
-    out
 }
 
 /// A key of shape `(h, l, a, b)`: the points of one parsed [`tiny_params`]

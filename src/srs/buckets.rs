@@ -6,7 +6,8 @@
 
 use blst::{blst_fp, blst_fp2, blst_p1_affine, blst_p2_affine};
 
-use super::combine::NEGATED;
+/// Bit 15 of a bucket index: the point enters its bucket negated.
+pub(super) const NEGATED: u16 = 1 << 15;
 
 /// Additions per batched inversion.
 const BATCH: usize = 1024;

@@ -6,6 +6,7 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use super::buckets::NEGATED;
 use super::group::{Digits, Subgroup, ROUNDS};
 
 /// The secret that the digits are drawn from (one per load).
@@ -80,9 +81,6 @@ fn bucket_indices(key: &Key, section: u64, group: usize, first: usize, digits: D
         };
     }
 }
-
-/// Bit 15 of a bucket index: the point enters its bucket negated.
-pub(super) const NEGATED: u16 = 1 << 15;
 
 /// The combinations Sⱼ of `points` (points `first ..` of `section`), in
 /// groups of `digits.count` rounds: ⌈81 / count⌉ · count ≥ [`ROUNDS`] of them.

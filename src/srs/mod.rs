@@ -38,6 +38,10 @@ mod source;
 pub mod subgroup;
 #[cfg(any(test, feature = "tools"))]
 mod torsion;
+#[cfg(any(test, feature = "tools"))]
+mod tiny;
+#[cfg(any(test, feature = "tools"))]
+pub use tiny::tiny_params;
 
 pub use read::{LoadOptions, LoadReport};
 pub use offload::{BucketSums, CheckDevice, Pin};

@@ -210,7 +210,7 @@ pub(super) fn settle(
     Ok((cpu_fallbacks, checked))
 }
 
-#[cfg(all(test, feature = "fuzzing"))]
+#[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::sync::Arc;
@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn vectors_sent_to_the_device_come_back_pinned_and_a_refused_file_releases_every_pin() {
         let n = DEVICE_MIN;
-        let valid = crate::fuzzing::params::tiny_params(n, n, n, n);
+        let valid = crate::srs::tiny_params(n, n, n, n);
         let (loaded, live) = load(&valid, true);
         let (srs, report) = loaded.expect("a valid file loads");
         assert_eq!((report.cpu_fallbacks, report.pinned), (5, true), "{report:?}");
@@ -322,7 +322,7 @@ mod tests {
     fn vectors_too_short_for_the_device_are_pinned_by_the_loading_thread_and_the_key_keeps_pins_only_whole() {
         let n = DEVICE_MIN;
         // h, l, a go to the device; b_g1 and b_g2 (100 points) stay here.
-        let file = crate::fuzzing::params::tiny_params(n, n, n, 100);
+        let file = crate::srs::tiny_params(n, n, n, 100);
         let (loaded, live) = load(&file, true);
         let (srs, report) = loaded.expect("a valid file loads");
         assert_eq!((report.cpu_fallbacks, report.pinned), (3, true), "{report:?}");
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(live.load(SeqCst), 0, "the first GPU call pins the whole key instead");
 
         // No vector long enough for the device: nothing pinned in the load.
-        let (loaded, live) = load(&crate::fuzzing::params::tiny_params(100, 100, 100, 100), true);
+        let (loaded, live) = load(&crate::srs::tiny_params(100, 100, 100, 100), true);
         let (_, report) = loaded.expect("a valid file loads");
         assert!(!report.pinned && report.device.is_none() && live.load(SeqCst) == 0, "{report:?}");
     }
