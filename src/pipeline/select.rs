@@ -43,12 +43,24 @@ impl Selected {
             // lock held further up its own thread's stack. So a caller
             // inside a rayon pool proves on a plain thread, waited for with
             // an OS join.
-            Selected::Cpu(b) if rayon::current_thread_index().is_some() => std::thread::scope(|scope| {
-                match scope.spawn(|| super::phases::prove(b, key, batch, &handle.locks, settings)).join() {
-                    Ok(r) => r,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }),
+            Selected::Cpu(b) if rayon::current_thread_index().is_some() => {
+                let caller = std::thread::current().id();
+                // The caller's tracing context goes with the work.
+                let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
+                let run = || super::phases::prove(b, key, batch, &handle.locks, settings);
+                let (result, mut report) = std::thread::scope(|scope| {
+                    let spawned = std::thread::Builder::new()
+                        .name("supraseal-c2-call".into())
+                        .spawn_scoped(scope, || tracing::dispatcher::with_default(&dispatch, || span.in_scope(run)));
+                    match spawned {
+                        Ok(t) => t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        // No thread to be had: here, as before this rule.
+                        Err(_) => run(),
+                    }
+                });
+                report.thread = caller;
+                (result, report)
+            }
             Selected::Cpu(b) => super::phases::prove(b, key, batch, &handle.locks, settings),
             #[cfg(supraseal_gpu)]
             Selected::Gpu(b) => super::phases::prove(&**b, key, batch, &handle.locks, settings),
