@@ -330,11 +330,19 @@ fn prove(args: ProveArgs) -> Result<bool> {
     let (kind, k) = match args.params.as_deref().and_then(shape_from_name) {
         Some((kind, k)) => {
             if args.circuit.is_some_and(|c| c != kind) || args.log_constraints.is_some_and(|x| x != k) {
+                // Only what was given: a size filled in from the file could
+                // name an instance that does not exist (sha256 below 2^15).
+                let asked: Vec<String> = args
+                    .circuit
+                    .map(|c| format!("--circuit {}", c.name()))
+                    .into_iter()
+                    .chain(args.log_constraints.map(|x| format!("--log-constraints {x}")))
+                    .collect();
                 bail!(
-                    "--params names a {}-k{k} file but --circuit/--log-constraints ask for {}-k{}",
+                    "--params names a {}-k{k} file, which {} does not match: leave that out to prove with this file, \
+                     or give a params file of the circuit asked for",
                     kind.name(),
-                    args.circuit.unwrap_or(kind).name(),
-                    args.log_constraints.unwrap_or(k)
+                    asked.join(" ")
                 );
             }
             (kind, k)
