@@ -22,13 +22,6 @@ pub enum Admission<S> {
     Fallback(String),
 }
 
-/// NTT-based quotient, MSM and batch addition, on one device or the CPU.
-///
-/// The pipeline calls, per proving call: [`Backend::pin`] (phase 0, no
-/// lock, then beside phase 2 for later circuits), [`Backend::prestage`]
-/// (phase 1, memory lock), [`Backend::quotient`], [`Backend::prefetch`]
-/// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
-/// [`Backend::unpin`] (phase 3, no lock).
 /// Which backend computed a call (its reports, logs and the CLI).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
@@ -52,6 +45,13 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
+/// NTT-based quotient, MSM and batch addition, on one device or the CPU.
+///
+/// The pipeline calls, per proving call: [`Backend::pin`] (phase 0, no
+/// lock, then beside phase 2 for later circuits), [`Backend::prestage`]
+/// (phase 1, memory lock), [`Backend::quotient`], [`Backend::prefetch`]
+/// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
+/// [`Backend::unpin`] (phase 3, no lock).
 pub trait Backend: Sync {
     /// One circuit's a, b, c already on the device, zero-padded to the
     /// domain (made in phase 1, consumed by [`Backend::quotient`]). A backend

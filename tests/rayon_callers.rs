@@ -53,8 +53,60 @@ fn proving_from_a_one_worker_global_pool_finishes() {
     assert_eq!(ok, vec![true; 4]);
 }
 
-/// Set in the child process of [`calls_of_several_circuits_finish_on_a_one_thread_cpu_pool`].
+/// Three MiMC 2^10 circuits, their key and each circuit's r and s: what the
+/// child processes prove.
+struct Calls {
+    keys: kit::Keys,
+    srs: Params,
+    /// Each witness with its public inputs.
+    w: Vec<(supraseal_c2_cli::collector::Witness, Vec<blstrs::Scalar>)>,
+    wits: Vec<supraseal_c2_cli::collector::Witness>,
+    r: Vec<blstrs::Scalar>,
+    s: Vec<blstrs::Scalar>,
+}
+
+impl Calls {
+    fn new() -> Calls {
+        let keys = common::keys(Kind::Mimc, 10);
+        let srs = Params::open(&keys.path, true).unwrap();
+        let mut rng = common::rng();
+        let w = kit::witnesses(Kind::Mimc, 10, 3, &mut rng).unwrap();
+        let wits = w.iter().map(|(w, _)| w.clone()).collect();
+        let (r, s) = (common::random_scalars(&mut rng, 3), common::random_scalars(&mut rng, 3));
+        Calls { keys, srs, w, wits, r, s }
+    }
+}
+
+/// Set in the child process that [`run_in_child`] starts.
 const CHILD: &str = "RAYON_CALLERS_CHILD";
+
+/// Runs the test `name` of this binary alone in a child process with
+/// `RAYON_NUM_THREADS=1` (rayon's pools are built once per process) on the
+/// CPU backend, where it finds [`CHILD`] set; fails if the child fails, or
+/// hangs past 300 s (far above the seconds its calls take), naming `what`.
+fn run_in_child(name: &str, what: &str) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .env("RAYON_NUM_THREADS", "1")
+        .env("SUPRASEAL_C2_BACKEND", "cpu")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(300) {
+            child.kill().ok();
+            let out = child.wait_with_output().unwrap();
+            panic!("deadlock: {what} did not finish in 300 s\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
+}
 
 /// Two calls of 3 circuits each at once, with the library's CPU pool of one
 /// thread (`RAYON_NUM_THREADS=1` in a child process: the pool is built once
@@ -65,12 +117,7 @@ const CHILD: &str = "RAYON_CALLERS_CHILD";
 #[test]
 fn calls_of_several_circuits_finish_on_a_one_thread_cpu_pool() {
     if std::env::var_os(CHILD).is_some() {
-        let keys = common::keys(Kind::Mimc, 10);
-        let srs = Params::open(&keys.path, true).unwrap();
-        let mut rng = common::rng();
-        let w = kit::witnesses(Kind::Mimc, 10, 3, &mut rng).unwrap();
-        let wits: Vec<_> = w.iter().map(|(w, _)| w.clone()).collect();
-        let (r, s) = (common::random_scalars(&mut rng, 3), common::random_scalars(&mut rng, 3));
+        let Calls { keys, srs, w, wits, r, s } = Calls::new();
         std::thread::scope(|scope| {
             let calls: Vec<_> = (0..2).map(|_| scope.spawn(|| ffi::prove(&srs, &wits, &r, &s, std::ptr::null_mut(), -1).unwrap())).collect();
             for c in calls {
@@ -80,32 +127,8 @@ fn calls_of_several_circuits_finish_on_a_one_thread_cpu_pool() {
         });
         return;
     }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "calls_of_several_circuits_finish_on_a_one_thread_cpu_pool", "--nocapture", "--test-threads", "1"])
-        .env(CHILD, "1")
-        .env("RAYON_NUM_THREADS", "1")
-        .env("SUPRASEAL_C2_BACKEND", "cpu")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A hang is the failure; the limit is far above the seconds the calls take.
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(300) {
-            child.kill().ok();
-            let out = child.wait_with_output().unwrap();
-            panic!("deadlock: two 3-circuit calls on a one-thread CPU pool did not finish in 300 s\n{}", String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
+    run_in_child("calls_of_several_circuits_finish_on_a_one_thread_cpu_pool", "two 3-circuit calls on a one-thread CPU pool");
 }
-
-/// Set in the child process of [`plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish`].
-const MIXED_CHILD: &str = "RAYON_CALLERS_MIXED_CHILD";
 
 /// Calls of 3 circuits from two plain threads while the only worker of
 /// rayon's global pool makes one-circuit calls (`RAYON_NUM_THREADS=1`, CPU
@@ -117,13 +140,8 @@ const MIXED_CHILD: &str = "RAYON_CALLERS_MIXED_CHILD";
 /// never a rayon worker that could steal another call's job while it waits.
 #[test]
 fn plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish() {
-    if std::env::var_os(MIXED_CHILD).is_some() {
-        let keys = common::keys(Kind::Mimc, 10);
-        let srs = Params::open(&keys.path, true).unwrap();
-        let mut rng = common::rng();
-        let w = kit::witnesses(Kind::Mimc, 10, 3, &mut rng).unwrap();
-        let wits: Vec<_> = w.iter().map(|(w, _)| w.clone()).collect();
-        let (r, s) = (common::random_scalars(&mut rng, 3), common::random_scalars(&mut rng, 3));
+    if std::env::var_os(CHILD).is_some() {
+        let Calls { keys, srs, w, wits, r, s } = Calls::new();
         let check = |proofs: &[supraseal_c2::groth16_proof]| {
             assert!(proofs.iter().zip(&w).all(|(p, (_, inputs))| ffi::verify(&keys.vk, p, inputs)), "every proof verifies");
         };
@@ -138,26 +156,5 @@ fn plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish() {
         }
         return;
     }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish", "--nocapture", "--test-threads", "1"])
-        .env(MIXED_CHILD, "1")
-        .env("RAYON_NUM_THREADS", "1")
-        .env("SUPRASEAL_C2_BACKEND", "cpu")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A hang is the failure; the limit is far above the seconds the calls take.
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(300) {
-            child.kill().ok();
-            let out = child.wait_with_output().unwrap();
-            panic!("deadlock: plain-thread calls beside a caller in a one-worker global pool did not finish in 300 s\n{}", String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"), "the child ran the calls: {}", String::from_utf8_lossy(&out.stdout));
+    run_in_child("plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish", "plain-thread calls beside a caller in a one-worker global pool");
 }

@@ -203,7 +203,7 @@ impl Backend for GpuBackend {
         if self.g2_msm_on_device() {
             msm::msm_many::<msm::G2>(&self.exec, bases, scalars)
         } else {
-            Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<crate::curve::G2>(bases, s)).collect())
+            scalars.iter().map(|s| self.msm_g2(bases, s)).collect()
         }
     }
     fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {

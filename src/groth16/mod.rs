@@ -71,6 +71,11 @@ pub struct PhaseTimes {
     pub unpin: Duration,
 }
 
+/// Borrowed views of per-circuit vectors, as the `_many` backend calls take them.
+fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
 /// The plan for one aux MSM with its tail bases gathered once for all circuits.
 struct AuxMsm<'a, A> {
     bases: &'a [A],
@@ -92,7 +97,7 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     /// each base once for all of them); identities when the plan is not split.
     fn batch_parts<P: group::Group>(&self, circuits: usize, many: impl Fn(&[A], &[&[u64]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
         match &self.plan {
-            MsmPlan::Split { ones, .. } => many(self.bases, &ones.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            MsmPlan::Split { ones, .. } => many(self.bases, &slices(ones)),
             MsmPlan::Plain { .. } => Ok(vec![P::identity(); circuits]),
         }
     }
@@ -102,8 +107,8 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     /// backend uploads the bases once for all of them).
     fn msm_parts<P>(&self, many: impl Fn(&[A], &[&[Scalar]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
         match &self.plan {
-            MsmPlan::Split { tail_scalars, .. } => many(&self.tail_bases, &tail_scalars.iter().map(Vec::as_slice).collect::<Vec<_>>()),
-            MsmPlan::Plain { scalars } => many(self.bases, &scalars.iter().map(Vec::as_slice).collect::<Vec<_>>()),
+            MsmPlan::Split { tail_scalars, .. } => many(&self.tail_bases, &slices(tail_scalars)),
+            MsmPlan::Plain { scalars } => many(self.bases, &slices(scalars)),
         }
     }
 
@@ -200,7 +205,7 @@ pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, 
     };
     if parts.msms() {
         let many = |x: &[G2Affine], s: &[&[Scalar]]| backend.msm_g2_many(x, s);
-        let inputs = many(&srs.b_g2[..b_inp_points], &plans.b_inp.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+        let inputs = many(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
         let tails = plans.b2.msm_parts(many)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
@@ -248,7 +253,7 @@ pub fn g1_sums<B: Backend + ?Sized>(
     // Each base vector goes up once for all circuits (tails and input MSMs).
     let many = |x: &[G1Affine], s: &[&[Scalar]]| backend.msm_g1_many(x, s);
     let a_inp = many(&srs.a[..num_inputs], &batch.circuits.iter().map(|c| c.inp).collect::<Vec<_>>())?;
-    let b_inp = many(&srs.b_g1[..b_inp_points], &plans.b_inp.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+    let b_inp = many(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
     let (lt, at, bt) = (plans.l.msm_parts(many)?, plans.a.msm_parts(many)?, plans.b1.msm_parts(many)?);
     times.tails += t.elapsed();
     Ok((0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect())

@@ -260,9 +260,9 @@ fn locked_phases<B: Backend + ?Sized>(
             // next circuit goes up beside its H-MSM, and the pinning thread
             // lets go of this one and pins the one after. A registration
             // stalls this call's launches for as long as it runs (~1 s per
-            // porep-32g circuit on the H200, BENCHMARKS.md): here it lands
-            // beside the H-MSM rather than in the next quotient, where the
-            // next circuit's staged upload would also wait behind it.
+            // porep-32g circuit on the H200): here the stall lands in the
+            // H-MSM instead of the next quotient; it costs about as much
+            // either way (notes/GPU.md).
             let done = &done;
             let mut after_quotient = || {
                 if let Some(slot @ None) = next.as_deref_mut() {

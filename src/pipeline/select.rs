@@ -54,7 +54,7 @@ impl Selected {
                         .spawn_scoped(scope, || tracing::dispatcher::with_default(&dispatch, || span.in_scope(run)));
                     match spawned {
                         Ok(t) => t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                        // No thread to be had: here, as before this rule.
+                        // No thread could be started: on the caller's.
                         Err(_) => run(),
                     }
                 });
