@@ -84,6 +84,16 @@ pub trait Backend: Sync {
         None
     }
 
+    /// Phase 2, on a thread of its own beside the H-MSM of the circuit
+    /// before: the part of staging circuit `abc` that runs on CPU threads
+    /// (the GPU backend's copies through its page-locked staging ring),
+    /// which [`Backend::prefetch`] and [`Backend::prestage`] leave undone so
+    /// as not to hold up the computing thread. Returns once the copies are
+    /// enqueued. Default: nothing to do.
+    fn fill(&self, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
+        Ok(())
+    }
+
     /// Phase 0, once per key: page-locks the key's query vectors (h, l, a, b_g1, b_g2) so that
     /// their uploads in phase 2 run at DMA speed. A failure is logged and the
     /// uploads stay pageable. Default: nothing to do.

@@ -17,6 +17,7 @@
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
+//! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -79,6 +80,10 @@ pub struct Settings {
     /// verifying key before it is written; one that fails is an error
     /// (`EBADMSG`) naming the circuit, and no proof of the call is written.
     pub verify: bool,
+    /// `SUPRASEAL_C2_HOST_STAGING=register`: each circuit's pageable a/b/c
+    /// are page-locked (`cuMemHostRegister`) for the call instead of copied
+    /// through the device's staging buffers.
+    pub register_inputs: bool,
 }
 
 /// Default of `SUPRASEAL_C2_GPU_CHUNK_MB` (768 MiB): a porep-32g partition
@@ -277,6 +282,7 @@ impl Default for Settings {
             gpu_chunk: GPU_CHUNK_DEFAULT,
             key_resident: true,
             verify: false,
+            register_inputs: false,
         }
     }
 }
@@ -318,6 +324,11 @@ impl Settings {
             Some("1") | Some("on") => true,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {v:?} but must be 1 (on) or 0 (off)"))),
         };
+        let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
+            None | Some("ring") => false,
+            Some("register") => true,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_HOST_STAGING is {v:?} but must be ring or register"))),
+        };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
@@ -347,6 +358,7 @@ impl Settings {
             },
             key_resident,
             verify,
+            register_inputs,
         })
     }
 
@@ -437,6 +449,10 @@ mod tests {
             assert_eq!(parse(&[("SUPRASEAL_C2_VERIFY", v)]).unwrap().verify, on, "SUPRASEAL_C2_VERIFY={v:?}");
         }
         assert!(parse(&[("SUPRASEAL_C2_KEY_RESIDENT", "yes")]).unwrap_err().message.contains("auto or off"));
+        assert!(!d.register_inputs, "the staging ring by default");
+        for (v, register) in [("ring", false), ("Register", true)] {
+            assert_eq!(parse(&[("SUPRASEAL_C2_HOST_STAGING", v)]).unwrap().register_inputs, register, "SUPRASEAL_C2_HOST_STAGING={v:?}");
+        }
     }
 
     #[test]
@@ -506,6 +522,7 @@ mod tests {
             ("SUPRASEAL_C2_G2_MSM", "fpga"),
             ("SUPRASEAL_C2_VERIFY", "yes"),
             ("SUPRASEAL_C2_VERIFY", "2"),
+            ("SUPRASEAL_C2_HOST_STAGING", "pin"),
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, crate::error::code::EINVAL);

@@ -26,8 +26,10 @@ fn prove(srs: &Params, ws: &[&Witness], r: &[Scalar], s: &[Scalar]) -> Vec<Vec<u
 }
 
 /// The reports of the calls made by `f`, which must all have been wholly
-/// page-locked and pre-staged.
-fn pinned_calls(what: &str, f: impl FnOnce()) {
+/// page-locked (or copied through the staging ring) and pre-staged; the
+/// first circuit's copies went through the ring exactly when `ring` (its
+/// phase-1 detail names a "ring copy").
+fn pinned_calls(what: &str, ring: bool, f: impl FnOnce()) {
     supraseal_c2::record_reports(true);
     f();
     let reports: Vec<CallReport> = supraseal_c2::take_reports();
@@ -37,6 +39,8 @@ fn pinned_calls(what: &str, f: impl FnOnce()) {
         assert_eq!(r.backend.as_str(), "gpu", "{what}");
         assert_eq!(r.reason, None, "{what}: the first circuit's buffers were not used page-locked");
         assert_eq!(r.prestaged, Some(true), "{what}: the call did not pre-stage ({:?})", r.reason);
+        let detail = r.stage_detail.as_deref().unwrap_or("");
+        assert_eq!(detail.contains("ring copy"), ring, "{what}: phase 1 was {detail:?}");
     }
     #[cfg(supraseal_gpu)]
     assert_eq!(supraseal_c2::gpu::pins::registered_ranges(), 0, "{what}: the library left a registration behind");
@@ -100,8 +104,31 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
     let want: Vec<Vec<u8>> = (0..n).map(|ci| prove(&srs, &[ws[ci]], &r[ci..=ci], &s[ci..=ci]).remove(0)).collect();
     std::env::set_var("SUPRASEAL_C2_BACKEND", "gpu");
 
+    for mode in ["ring", "register"] {
+        std::env::set_var("SUPRASEAL_C2_HOST_STAGING", mode);
+        let ring = mode == "ring";
+        eprintln!("SUPRASEAL_C2_HOST_STAGING={mode}");
+        calls_over_shared_and_caller_pinned_buffers(&srs, &distinct, &ws, &r, &s, &want, ring);
+    }
+    std::env::remove_var("SUPRASEAL_C2_HOST_STAGING");
+    std::env::remove_var("SUPRASEAL_C2_BACKEND");
+}
+
+/// One buffer in two circuits of a call (pageable: through the ring when
+/// `ring`), buffers the caller registered or allocated page-locked (never
+/// through the ring), and two concurrent calls over the same buffers.
+fn calls_over_shared_and_caller_pinned_buffers(
+    srs: &Params,
+    distinct: &[(Witness, Vec<Scalar>)],
+    ws: &[&Witness],
+    r: &[Scalar],
+    s: &[Scalar],
+    want: &[Vec<u8>],
+    ring: bool,
+) {
+    let n = ws.len();
     // One buffer in two circuits of a call.
-    pinned_calls("shared buffers", || assert_eq!(prove(&srs, &ws, &r, &s), want, "shared buffers: GPU vs CPU"));
+    pinned_calls("shared buffers", ring, || assert_eq!(prove(srs, ws, r, s), want, "shared buffers: GPU vs CPU"));
 
     // The caller registered witness 0's a, b, c itself.
     let ctx = cudarc::driver::CudaContext::new(0).unwrap();
@@ -112,7 +139,7 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
         // SAFETY: the witness outlives the registration, undone below.
         assert_eq!(unsafe { sys::cuMemHostRegister_v2(p, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE) }, sys::cudaError_enum::CUDA_SUCCESS);
     }
-    pinned_calls("caller-registered buffers", || assert_eq!(prove(&srs, &ws, &r, &s), want, "caller-registered: GPU vs CPU"));
+    pinned_calls("caller-registered buffers", false, || assert_eq!(prove(srs, ws, r, s), want, "caller-registered: GPU vs CPU"));
     ctx.bind_to_thread().unwrap();
     for &(p, _) in &ranges {
         // SAFETY: registered above; the library must have left it registered.
@@ -122,7 +149,7 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
     // Buffers from the caller's cuMemHostAlloc (circuit 0 and 2 share them).
     let (_host, pinned0) = HostAlloc::copy_of(w0);
     let provers = [pinned0, distinct[1].0.assignment(), pinned0];
-    pinned_calls("cuMemHostAlloc buffers", || {
+    pinned_calls("cuMemHostAlloc buffers", false, || {
         let mut proofs = vec![supraseal_c2::groth16_proof::default(); n];
         // SAFETY: every array holds n elements; the buffers outlive the call.
         let e = unsafe {
@@ -133,7 +160,7 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
     });
 
     // Two concurrent calls over the same buffers, each with its own lock handle.
-    pinned_calls("two concurrent calls", || {
+    pinned_calls("two concurrent calls", ring, || {
         std::thread::scope(|scope| {
             let calls: Vec<_> = (0..2)
                 .map(|_| {
@@ -141,7 +168,7 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
                         let h = common::Handle(unsafe { ffi::create_gpu_mutex() });
                         let h = &h;
                         let got: Vec<Vec<u8>> =
-                            ffi::prove_refs(&srs, &ws, &r, &s, h.0, 0).unwrap_or_else(|e| panic!("{e}")).iter().map(common::bytes).collect();
+                            ffi::prove_refs(srs, ws, r, s, h.0, 0).unwrap_or_else(|e| panic!("{e}")).iter().map(common::bytes).collect();
                         unsafe { ffi::destroy_gpu_mutex(h.0) };
                         got
                     })
@@ -152,5 +179,4 @@ fn gpu_caller_pinned_shared_and_concurrent_buffers_are_used_page_locked_and_prov
             }
         })
     });
-    std::env::remove_var("SUPRASEAL_C2_BACKEND");
 }

@@ -63,7 +63,9 @@ impl GpuBackend {
     /// uploaded here, under the compute lock (the fallback path).
     fn quotient_on_device(&self, [a, b, c]: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
         let (da, db, dc) = match staged {
-            Some(s) => {
+            Some(mut s) => {
+                // Left unfilled only when no filler ran ahead of this turn.
+                self.stager.fill(&self.exec, &[a, b, c], &mut s)?;
                 // Diagnostics only (a host wait the kernels would make on the
                 // device anyway): how much of the staged upload is still
                 // running when the quotient starts.
@@ -76,7 +78,7 @@ impl GpuBackend {
             }
             None => {
                 let t = std::time::Instant::now();
-                let up = |v, what| ntt::upload_padded(&self.exec, v, n, what).map(ScalarBuf::owned);
+                let up = |v, what| self.stager.upload_padded(&self.exec, v, n, what);
                 let abc = (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?);
                 tracing::debug!(enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c upload inside the compute lock");
                 abc
@@ -126,6 +128,9 @@ impl Backend for GpuBackend {
     }
     fn prefetch(&self, ci: usize, abc: Abc<'_>, n: usize) -> Option<StagedAbc> {
         self.stager.prefetch(&self.exec, ci, &abc, n)
+    }
+    fn fill(&self, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+        self.stager.fill(&self.exec, &abc, staged)
     }
     fn registration_gate(&self) -> Option<&RegistrationGate> {
         Some(&self.exec.gpu.host_registration)

@@ -90,6 +90,10 @@ pub struct Gpu {
     /// upload in phase 1 waits for no other call's kernels; freed memory goes
     /// back to the device at the next synchronisation (release threshold 0).
     resident_pool: Pool,
+    /// Page-locked staging buffers for callers' pageable a/b/c, made on
+    /// first use and kept for the process; `None` where the driver refused
+    /// them ([`Gpu::staging`]).
+    staging: std::sync::OnceLock<Option<super::staging::StagingRing>>,
 }
 
 /// A `CUmemoryPool` handle of ours (a driver object the whole context may use).
@@ -129,6 +133,7 @@ impl Gpu {
             active: AtomicUsize::new(0),
             awaiting_stage: AtomicUsize::new(0),
             host_registration: Default::default(),
+            staging: Default::default(),
             compute_pool,
             stage_pool,
             stage_idle: Default::default(),
@@ -450,6 +455,28 @@ impl Gpu {
 }
 
 impl Gpu {
+    /// This device's staging ring, made on first use with one filler thread
+    /// per four CPU threads (at most four); `None` when `cuMemHostAlloc`
+    /// refused its buffers (logged once), and callers' buffers are then
+    /// registered instead.
+    pub fn staging(&self) -> Option<&super::staging::StagingRing> {
+        self.staging
+            .get_or_init(|| {
+                let threads = (crate::threads::cpu_threads() / 4).clamp(1, 4);
+                match super::staging::StagingRing::new(self, threads) {
+                    Ok(ring) => {
+                        tracing::debug!(bytes = ring.bytes(), threads, "staging buffers for pageable a, b, c");
+                        Some(ring)
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "no staging buffers: callers' a, b, c are page-locked per call instead");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
     /// Whether the first and last byte of `ptr..ptr + bytes` are page-locked
     /// host memory the driver knows (`cuMemHostAlloc`, or a registration of
     /// anyone's): the driver's memory type for both is host. `false` for

@@ -43,6 +43,8 @@ pub mod scalar_buf;
 #[cfg(supraseal_gpu)]
 pub mod stage;
 #[cfg(supraseal_gpu)]
+pub mod staging;
+#[cfg(supraseal_gpu)]
 pub mod subgroup;
 pub mod tuning;
 pub mod words;

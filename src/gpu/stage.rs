@@ -1,5 +1,8 @@
-//! Phases 0, 1 and 3 of a GPU call (docs/ARCHITECTURE.md §5): pinning the caller's a/b/c,
-//! pre-staging them on the device under the memory lock, and unpinning.
+//! Phases 0, 1 and 3 of a GPU call (docs/ARCHITECTURE.md §5): sorting the
+//! caller's a/b/c into page-locked (copied directly) and pageable (copied
+//! through the device's [`super::staging`] ring, or registered with
+//! `SUPRASEAL_C2_HOST_STAGING=register`), pre-staging them on the device
+//! under the memory lock, and unpinning.
 //!
 //! Phase 1 uses only operations that wait for no other stream:
 //! `cuMemGetInfo`, pool attribute queries, idle pre-stage vectors handed back
@@ -127,14 +130,22 @@ pub struct StagedAbc {
     pub a: ScalarBuf,
     pub b: ScalarBuf,
     pub c: ScalarBuf,
+    /// The copies from pageable host buffers are still to be made through
+    /// the staging ring ([`Stager::fill`]); the padding is written.
+    pub unfilled: bool,
 }
 
-/// One circuit's holds on its page-locked a/b/c ([`pins`]).
+/// How one circuit's a/b/c go up, decided in phase 0 or by the pinning
+/// thread ([`Stager::pin`]), with its holds on ranges this library
+/// registered ([`pins`]; none with the staging ring).
 struct CircuitPins {
     _leases: Vec<PinLease>,
-    /// Every non-empty buffer is page-locked (by this library or its owner):
-    /// its asynchronous copies neither block the host nor run slow.
+    /// The circuit may be staged ahead of its turn: its buffers are all
+    /// page-locked, or the ring copies them.
     usable: bool,
+    /// Every non-empty buffer is page-locked (by this library or its owner):
+    /// copied directly, asynchronously, at DMA speed.
+    direct: bool,
 }
 
 /// Phases 0, 1 and 3 of one GPU call: its upload stream, its circuits'
@@ -197,13 +208,25 @@ impl Stager {
         (!d.is_empty()).then(|| format!("{d} ms"))
     }
 
-    /// Page-locks circuit `ci`'s non-empty a/b/c buffers through the
-    /// process-wide registry ([`pins::pin`]): each range once, however many
-    /// circuits or calls pass it; a range already page-locked by its owner is
-    /// used as it is; a refusal leaves only that range pageable. Returns why
-    /// the circuit is not wholly page-locked, if it is not (its uploads then
-    /// run from pageable memory, in phase 2).
+    /// Decides how circuit `ci`'s a/b/c go up. With the staging ring (the
+    /// default): buffers the caller page-locked (`cuMemHostAlloc` or its own
+    /// registration, both ends of each) go up directly, the others through
+    /// the ring; nothing is registered. With `SUPRASEAL_C2_HOST_STAGING=register`,
+    /// or where the ring could not be made: page-locks the non-empty buffers
+    /// through the process-wide registry ([`pins::pin`]): each range once,
+    /// however many circuits or calls pass it; a range already page-locked by
+    /// its owner is used as it is; a refusal leaves only that range pageable.
+    /// Returns why the circuit is not wholly page-locked, if it is not (its
+    /// uploads then run from pageable memory, in phase 2).
     pub fn pin(&self, exec: &Exec, ci: usize, abc: &Abc<'_>) -> Option<String> {
+        if self.ring(exec).is_some() {
+            let direct = abc
+                .iter()
+                .filter(|v| !v.is_empty())
+                .all(|v| exec.gpu.is_page_locked(v.as_ptr() as *const c_void, std::mem::size_of_val(*v)));
+            self.record_pins(ci, CircuitPins { _leases: Vec::new(), usable: true, direct });
+            return None;
+        }
         let mut leases = Vec::new();
         let mut why = None;
         for v in abc.iter().filter(|v| !v.is_empty()) {
@@ -217,18 +240,73 @@ impl Stager {
             }
             leases.push(lease);
         }
+        let usable = why.is_none();
+        self.record_pins(ci, CircuitPins { _leases: leases, usable, direct: usable });
+        why
+    }
+
+    fn record_pins(&self, ci: usize, p: CircuitPins) {
         let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
         if pins.len() <= ci {
             pins.resize_with(ci + 1, || None);
         }
-        pins[ci] = Some(CircuitPins { _leases: leases, usable: why.is_none() });
-        why
+        pins[ci] = Some(p);
     }
 
-    /// Whether circuit `ci` is pinned now, wholly.
-    fn pinned(&self, ci: usize) -> bool {
+    /// The device's staging ring, unless this call registers its inputs
+    /// (`SUPRASEAL_C2_HOST_STAGING=register`).
+    fn ring<'g>(&self, exec: &'g Exec) -> Option<&'g super::staging::StagingRing> {
+        (!exec.settings.register_inputs).then(|| exec.gpu.staging()).flatten()
+    }
+
+    /// Whether circuit `ci` may be staged ahead now: (`.0`) it is wholly
+    /// page-locked or the ring copies it, and (`.1`) whether its copies go
+    /// directly from its buffers.
+    fn stageable(&self, ci: usize) -> (bool, bool) {
         let pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        pins.get(ci).and_then(Option::as_ref).is_some_and(|p| p.usable)
+        pins.get(ci).and_then(Option::as_ref).map_or((false, false), |p| (p.usable, p.direct))
+    }
+
+    /// Makes the copies of a staged circuit that go through the staging ring
+    /// ([`StagedAbc::unfilled`]), on the upload stream: the CPU part (copying
+    /// the caller's memory into the ring's buffers) on this thread and the
+    /// ring's filler threads; returns once every copy is enqueued. Nothing
+    /// to do for a circuit already filled or copied directly.
+    pub fn fill(&self, exec: &Exec, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+        if !staged.unfilled {
+            return Ok(());
+        }
+        let Some(ring) = exec.gpu.staging() else {
+            return Err(crate::error::Error::new(crate::error::code::EFAULT, "staged inputs await the staging ring, which does not exist"));
+        };
+        let t = std::time::Instant::now();
+        for (v, d, what) in [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")] {
+            ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+        }
+        staged.unfilled = false;
+        tracing::debug!(
+            target: "supraseal_c2::gpu::stage",
+            ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
+            bytes = 32 * (a.len() + b.len() + c.len()),
+            "a, b, c copied through the staging ring"
+        );
+        Ok(())
+    }
+
+    /// The fallback path's upload of one vector (compute lock held), into a
+    /// new zero-padded buffer of `n` scalars on the compute stream: through
+    /// the staging ring when the call uses it and the buffer is pageable,
+    /// else directly (asynchronous only from page-locked memory).
+    pub fn upload_padded(&self, exec: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<ScalarBuf> {
+        let bytes = std::mem::size_of_val(v);
+        match self.ring(exec) {
+            Some(ring) if bytes > 0 && !exec.gpu.is_page_locked(v.as_ptr() as *const c_void, bytes) => {
+                let mut d = exec.zeros::<u64>(4 * n, what)?;
+                ring.fill(&exec.gpu, &exec.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+                Ok(ScalarBuf::owned(d))
+            }
+            _ => super::ntt::upload_padded(exec, v, n, what).map(ScalarBuf::owned),
+        }
     }
 
     /// Lets go of circuit `ci`'s pins. The caller has seen every copy from
@@ -264,9 +342,9 @@ impl Stager {
 
     fn admit(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
         let settings = &exec.settings;
-        // The circuits pinned so far, from the first: an N-circuit call pins
-        // its circuits one after another, the first in phase 0.
-        let pinned = (0..inputs.len()).take_while(|&ci| self.pinned(ci)).count();
+        // The circuits stageable so far, from the first: an N-circuit call
+        // sorts (or pins) its circuits one after another, the first in phase 0.
+        let pinned = (0..inputs.len()).take_while(|&ci| self.stageable(ci).0).count();
         let one = 3 * n * std::mem::size_of::<Scalar>();
         let need = pinned.max(1) * one;
         let t = std::time::Instant::now();
@@ -300,7 +378,7 @@ impl Stager {
                 "pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
             ));
         }
-        // As many pinned circuits as fit; phase 2 stages the rest ahead of
+        // As many stageable circuits as fit; phase 2 stages the rest ahead of
         // their turn where it can (`prefetch`), else uploads them itself.
         let k = ((avail - reserve) / one).min(pinned);
         // Device memory that new pool mappings may take: what admission
@@ -308,19 +386,31 @@ impl Stager {
         let new_room = avail - reserve - reusable.min(k * one);
         self.grow_stage_pool(exec, 3 * k, n, new_room, stage_cached, idle);
         let mut staged = Vec::with_capacity(k);
-        for abc in &inputs[..k] {
-            match self.stage_one(exec, abc, n) {
+        for (ci, abc) in inputs[..k].iter().enumerate() {
+            match self.stage_one(exec, ci, abc, n) {
                 Ok(s) => staged.push(s),
                 // Dropping `staged` hands its vectors back to the idle list.
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
             }
         }
+        // The first circuit's copies through the ring are made here, beside
+        // the call computing now; the later ones beside this call's own
+        // H-MSMs (phase 2).
+        let t = std::time::Instant::now();
+        if let Err(e) = self.fill(exec, &inputs[0], &mut staged[0]) {
+            return Admission::Fallback(format!("pre-stage copy failed: {}", e.message));
+        }
+        if !self.stageable(0).1 {
+            self.step("ring copy", t);
+        }
         Admission::Staged(staged)
     }
 
     /// Phase 2 (compute lock held): stages circuit `ci`'s a, b, c on the
-    /// upload stream, to go up while an earlier circuit of the call computes.
-    /// Only when the circuit is wholly pinned (a pageable copy would block
+    /// upload stream, to go up while an earlier circuit of the call computes
+    /// (copies through the ring are left to [`Stager::fill`], which the
+    /// pipeline runs beside the H-MSM). Only when the circuit is stageable
+    /// (page-locked, or copied through the ring: a pageable copy would block
     /// this thread), pre-staging is on, no other call is in flight on the
     /// device (their admissions reserve a computing call's peak, not this
     /// memory), and free memory holds it beside a computing step's peak and
@@ -330,8 +420,8 @@ impl Stager {
         let active = exec.gpu.active.load(Ordering::SeqCst);
         let skip = if !settings.prestage {
             Some("pre-staging is off")
-        } else if !self.pinned(ci) {
-            Some("the circuit is not (yet) wholly page-locked")
+        } else if !self.stageable(ci).0 {
+            Some("the circuit is not (yet) wholly page-locked, and no staging ring copies it")
         } else if active != 1 {
             Some("other calls are in flight on the device")
         } else {
@@ -353,9 +443,9 @@ impl Stager {
             return None;
         }
         let t = std::time::Instant::now();
-        match self.stage_one(exec, abc, n) {
+        match self.stage_one(exec, ci, abc, n) {
             Ok(staged) => {
-                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, "next circuit staged ahead");
+                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = staged.unfilled, "next circuit staged ahead");
                 Some(staged)
             }
             Err(e) => {
@@ -432,8 +522,12 @@ impl Stager {
         let _ = write!(d, "{sep}{name} {:.1}", since.elapsed().as_secs_f64() * 1e3);
     }
 
-    fn stage_one(&self, exec: &Exec, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+    /// Allocates circuit `ci`'s three vectors and writes their padding; a
+    /// circuit copied directly has its copies enqueued too, one copied
+    /// through the ring is left [`StagedAbc::unfilled`].
+    fn stage_one(&self, exec: &Exec, ci: usize, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
         let gpu = &exec.gpu;
+        let direct = self.stageable(ci).1;
         let one = |v: &[Scalar], what: &'static str| -> Result<ScalarBuf> {
             let t = std::time::Instant::now();
             let mut d = match gpu.take_idle_stage(4 * n) {
@@ -454,14 +548,16 @@ impl Stager {
                 }
             };
             let t = std::time::Instant::now();
-            self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
+            if direct {
+                self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
+            }
             if v.len() < n {
                 self.upload.memset_zeros(&mut d.slice_mut(4 * v.len()..)).map_err(cuda_err(what))?;
             }
-            self.step("copy", t);
+            self.step(if direct { "copy" } else { "pad" }, t);
             Ok(d)
         };
-        Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")? })
+        Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")?, unfilled: !direct })
     }
 }
 

@@ -254,25 +254,46 @@ fn locked_phases<B: Backend + ?Sized>(
         let mut hs = Vec::with_capacity(inputs.len());
         for (ci, abc) in inputs.iter().enumerate() {
             let mine = staged[ci].take();
-            let mut next = staged.get_mut(ci + 1);
-            // Once this circuit's quotient is done (its inputs' device
-            // buffers free, every copy from its host buffers complete), the
-            // next circuit goes up beside its H-MSM, and the pinning thread
-            // lets go of this one and pins the one after. A registration
-            // stalls this call's launches for as long as it runs (~1 s per
-            // porep-32g circuit on the H200): here the stall lands in the
-            // H-MSM instead of the next quotient; it costs about as much
-            // either way (notes/GPU.md).
-            let done = &done;
-            let mut after_quotient = || {
-                if let Some(slot @ None) = next.as_deref_mut() {
-                    *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
-                }
-                let _ = done.send(ci);
-            };
             wait_for_checks(checks, ci + 1)?;
             let (ntt0, msm0) = (times.ntt, times.h_msm);
-            hs.push(groth16::h_sum(backend, srs, *abc, mine, &mut times, &mut after_quotient)?);
+            let staged = &mut staged;
+            let times = &mut times;
+            let h = std::thread::scope(|scope| {
+                let mut filling = None;
+                let mut next = staged.get_mut(ci + 1);
+                // Once this circuit's quotient is done (its inputs' device
+                // buffers free, every copy from its host buffers complete),
+                // the next circuit is staged beside its H-MSM: allocated
+                // here, its copies through the staging ring made on a thread
+                // of their own (`fill`) so that the H-MSM's launches do not
+                // wait for them, and the pinning thread lets go of this
+                // circuit and sorts the one after.
+                let done = &done;
+                let mut after_quotient = || {
+                    if let Some(slot) = next.as_deref_mut() {
+                        if slot.is_none() {
+                            *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
+                        }
+                        if let Some(mut s) = slot.take() {
+                            let abc = inputs[ci + 1];
+                            let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
+                            filling = Some(scope.spawn(move || {
+                                let r = tracing::dispatcher::with_default(&dispatch, || span.in_scope(|| backend.fill(abc, &mut s)));
+                                (s, r)
+                            }));
+                        }
+                    }
+                    let _ = done.send(ci);
+                };
+                let h = groth16::h_sum(backend, srs, *abc, mine, times, &mut after_quotient);
+                if let Some(f) = filling {
+                    let (s, filled) = f.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    filled?;
+                    staged[ci + 1] = Some(s);
+                }
+                h
+            })?;
+            hs.push(h);
             tracing::debug!(
                 circuit = ci,
                 ntt_ms = round1((times.ntt - ntt0).as_secs_f64() * 1e3),
