@@ -61,10 +61,12 @@ pub trait Backend: Sync {
     /// Which backend this is (logs, reports, the CLI).
     fn kind(&self) -> BackendKind;
 
-    /// Page-locks circuit `ci`'s host a/b/c buffers so that their uploads
-    /// are asynchronous: in phase 0 for the first circuit, then, in a call of
-    /// several circuits, each circuit while the one before it computes. May
-    /// run on any thread. Returns `Some(reason)` when the circuit is not
+    /// Readies circuit `ci`'s host a/b/c buffers for asynchronous uploads
+    /// (the GPU backend: sorts them into page-locked and pageable, the
+    /// latter copied through its staging ring, or page-locks them with
+    /// `SUPRASEAL_C2_HOST_STAGING=register`): in phase 0 for the first
+    /// circuit, then, in a call of several circuits, each circuit while the
+    /// one before it computes. May run on any thread. Returns `Some(reason)` when the circuit is not
     /// wholly page-locked (its uploads then run in phase 2, from pageable
     /// memory). Default: nothing to do.
     fn pin(&self, _ci: usize, _abc: Abc<'_>) -> Option<String> {

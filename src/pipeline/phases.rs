@@ -21,13 +21,14 @@ use crate::srs::Srs;
 
 /// Phases 0–3 of docs/ARCHITECTURE.md §5 for a validated batch on `backend`, with `locks`.
 ///
-/// Phase 0 (no lock): pin the first circuit's a/b/c; start the CPU thread
-/// (split-MSM plans, then the G2 MSMs of B′), the pinning thread (the
-/// other circuits, two ahead of the one computing, each let go of once its
-/// quotient is done) and, where validation left them, the scalar checks of
+/// Phase 0 (no lock): sort (or pin) the first circuit's a/b/c
+/// ([`Backend::pin`]); start the CPU thread (split-MSM plans, then the G2
+/// MSMs of B′), the pinning thread (the other circuits, two ahead of the
+/// one computing, each let go of once its quotient is done) and, where validation left them, the scalar checks of
 /// circuits 1.. (`super::checks`; phase 2 and the G2 MSMs wait for them). Phase 1 (memory lock): pre-stage the first circuits
 /// that fit, or decide fallback. Phase 2 (compute lock): quotient and H-MSM
-/// per circuit, the next circuit staged ahead where there is room; then
+/// per circuit, the next circuit staged ahead where there is room (its host
+/// copies on a thread of their own, [`Backend::fill`]); then
 /// (once the plans are ready) the G1 batch additions of all circuits in one
 /// pass per base vector, the tails, and the G2 batch addition (and the G2
 /// MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
