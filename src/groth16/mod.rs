@@ -13,6 +13,7 @@
 pub mod epilogue;
 pub mod split;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -76,16 +77,17 @@ fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
     v.iter().map(Vec::as_slice).collect()
 }
 
-/// The plan for one aux MSM with its tail bases gathered once for all circuits.
+/// The plan for one aux MSM with its tail bases gathered once for all
+/// circuits. B′ has two (G1 and G2) over one plan, shared.
 struct AuxMsm<'a, A> {
     bases: &'a [A],
-    plan: MsmPlan,
+    plan: Arc<MsmPlan>,
     tail_bases: Vec<A>,
 }
 
 impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
-    fn new(bases: &'a [A], plan: MsmPlan) -> Self {
-        let tail_bases = match &plan {
+    fn new(bases: &'a [A], plan: Arc<MsmPlan>) -> Self {
+        let tail_bases = match &*plan {
             MsmPlan::Split { tail, .. } => tail.par_iter().map(|&q| bases[q as usize]).collect(),
             MsmPlan::Plain { .. } => Vec::new(),
         };
@@ -96,25 +98,29 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     /// scalars), all circuits in one call of `many` (a device backend reads
     /// each base once for all of them); identities when the plan is not split.
     fn batch_parts<P: group::Group>(&self, circuits: usize, many: impl Fn(&[A], &[&[u64]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
-        match &self.plan {
+        match &*self.plan {
             MsmPlan::Split { ones, .. } => many(self.bases, &slices(ones)),
             MsmPlan::Plain { .. } => Ok(vec![P::identity(); circuits]),
         }
     }
 
-    /// The MSM parts of every circuit's sum: the tails, or every base when
-    /// the plan is not split; all circuits in one call of `many` (a device
-    /// backend uploads the bases once for all of them).
-    fn msm_parts<P>(&self, many: impl Fn(&[A], &[&[Scalar]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
-        match &self.plan {
-            MsmPlan::Split { tail_scalars, .. } => many(&self.tail_bases, &slices(tail_scalars)),
+    /// The MSM parts of every circuit's sum (`aux`: the circuits' aux
+    /// vectors): the tails, their scalars read from the witnesses now, or
+    /// every base when the plan is not split; all circuits in one call of
+    /// `many` (a device backend uploads the bases once for all of them).
+    fn msm_parts<P>(&self, aux: &[&[Scalar]], many: impl Fn(&[A], &[&[Scalar]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
+        match &*self.plan {
+            plan @ MsmPlan::Split { .. } => {
+                let tails: Vec<Vec<Scalar>> = aux.par_iter().map(|a| plan.tail_scalars(a)).collect();
+                many(&self.tail_bases, &slices(&tails))
+            }
             MsmPlan::Plain { scalars } => many(self.bases, &slices(scalars)),
         }
     }
 
     /// Whether the split (batch addition + tail) path was taken.
     fn is_split(&self) -> bool {
-        matches!(self.plan, MsmPlan::Split { .. })
+        matches!(*self.plan, MsmPlan::Split { .. })
     }
 }
 
@@ -127,11 +133,13 @@ pub struct Plans<'a> {
     b2: AuxMsm<'a, G2Affine>,
     /// B-input scalars of each circuit (inputs whose B-density bit is set).
     b_inp: Vec<Vec<Scalar>>,
+    /// Each circuit's aux vector, which the tails' scalars are read from.
+    aux: Vec<&'a [Scalar]>,
 }
 
 impl<'a> Plans<'a> {
     /// Prepares the L, A-aux and B-aux plans in parallel (rayon).
-    pub fn prepare(srs: &'a Srs, batch: &Batch<'_>) -> Plans<'a> {
+    pub fn prepare(srs: &'a Srs, batch: &Batch<'a>) -> Plans<'a> {
         let num_inputs = batch.num_inputs();
         let aux: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.aux).collect();
         let (l_plan, (a_plan, b_plan)) = rayon::join(
@@ -144,9 +152,10 @@ impl<'a> Plans<'a> {
             },
         );
         let b_inp_points = batch.b_inp.popcount;
+        let b_plan = Arc::new(b_plan);
         let plans = Plans {
-            l: AuxMsm::new(&srs.l[..], l_plan),
-            a: AuxMsm::new(&srs.a[num_inputs..], a_plan),
+            l: AuxMsm::new(&srs.l[..], Arc::new(l_plan)),
+            a: AuxMsm::new(&srs.a[num_inputs..], Arc::new(a_plan)),
             b1: AuxMsm::new(&srs.b_g1[b_inp_points..], b_plan.clone()),
             b2: AuxMsm::new(&srs.b_g2[b_inp_points..], b_plan),
             b_inp: batch
@@ -154,6 +163,7 @@ impl<'a> Plans<'a> {
                 .iter()
                 .map(|c| (0..num_inputs).filter(|&i| batch.b_inp.get(i)).map(|i| c.inp[i]).collect())
                 .collect(),
+            aux,
         };
         tracing::debug!(l_split = plans.l.is_split(), a_split = plans.a.is_split(), b_split = plans.b1.is_split(), "split-MSM plans");
         plans
@@ -206,7 +216,7 @@ pub fn g2_parts<B: Backend + ?Sized>(backend: &B, srs: &Srs, plans: &Plans<'_>, 
     if parts.msms() {
         let many = |x: &[G2Affine], s: &[&[Scalar]]| backend.msm_g2_many(x, s);
         let inputs = many(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
-        let tails = plans.b2.msm_parts(many)?;
+        let tails = plans.b2.msm_parts(&plans.aux, many)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
         }
@@ -254,7 +264,7 @@ pub fn g1_sums<B: Backend + ?Sized>(
     let many = |x: &[G1Affine], s: &[&[Scalar]]| backend.msm_g1_many(x, s);
     let a_inp = many(&srs.a[..num_inputs], &batch.circuits.iter().map(|c| c.inp).collect::<Vec<_>>())?;
     let b_inp = many(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
-    let (lt, at, bt) = (plans.l.msm_parts(many)?, plans.a.msm_parts(many)?, plans.b1.msm_parts(many)?);
+    let (lt, at, bt) = (plans.l.msm_parts(&plans.aux, many)?, plans.a.msm_parts(&plans.aux, many)?, plans.b1.msm_parts(&plans.aux, many)?);
     times.tails += t.elapsed();
     Ok((0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect())
 }

@@ -60,17 +60,32 @@ impl Query<'_> {
 /// How one aux MSM is computed for every circuit of a call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MsmPlan {
-    /// Σ_{q in ones[c]} base[q] + Σ_t tail_scalars[c][t]·base[tail[t]].
+    /// Σ_{q in ones[c]} base[q] + Σ_t aux[c][tail_vars[t]]·base[tail[t]].
     Split {
         /// Per circuit: bit q set when the scalar at position q is 1 and q is not in the tail.
         ones: Vec<Vec<u64>>,
         /// Positions (base indices) of the tail, ascending.
         tail: Vec<u32>,
-        /// Per circuit: the scalars at the tail positions.
-        tail_scalars: Vec<Vec<Scalar>>,
+        /// The aux variable at each tail position, shared by every circuit:
+        /// the tail's scalars are read from the witness when its MSM runs
+        /// ([`MsmPlan::tail_scalars`]), not copied per circuit here (a
+        /// porep-32g circuit's copies were ~0.3 GiB of host memory, held
+        /// for the whole call).
+        tail_vars: Vec<u32>,
     },
     /// Σ_q scalars[c][q]·base[q]: the gathered scalars of each circuit.
     Plain { scalars: Vec<Vec<Scalar>> },
+}
+
+impl MsmPlan {
+    /// The scalars of one circuit's tail (`aux`: its aux vector), in tail
+    /// order; empty for a plain plan.
+    pub fn tail_scalars(&self, aux: &[Scalar]) -> Vec<Scalar> {
+        match self {
+            MsmPlan::Split { tail_vars, .. } => tail_vars.par_iter().map(|&j| aux[j as usize]).collect(),
+            MsmPlan::Plain { .. } => Vec::new(),
+        }
+    }
 }
 
 #[inline]
@@ -149,12 +164,12 @@ pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
     // word aligned) and per-chunk tails, concatenated in order.
     let words = positions.div_ceil(64);
     let ones: Vec<Vec<AtomicU64>> = aux.iter().map(|_| (0..words).map(|_| AtomicU64::new(0)).collect()).collect();
-    let parts: Vec<(Vec<u32>, Vec<Vec<Scalar>>)> = (0..chunks)
+    let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
             let mut q = q_start[ci];
             let mut tail = Vec::with_capacity(counts[ci].tail);
-            let mut tail_scalars: Vec<Vec<Scalar>> = aux.iter().map(|_| Vec::with_capacity(counts[ci].tail)).collect();
+            let mut tail_vars = Vec::with_capacity(counts[ci].tail);
             // Current word and its pending bits per circuit, flushed on word change.
             let mut word = q / 64;
             let mut pending = vec![0u64; aux.len()];
@@ -173,9 +188,7 @@ pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
                 }
                 if in_tail(j) {
                     tail.push(q as u32);
-                    for (c, a) in aux.iter().enumerate() {
-                        tail_scalars[c].push(a[j]);
-                    }
+                    tail_vars.push(j as u32);
                 } else {
                     for (c, a) in aux.iter().enumerate() {
                         if kind(&a[j]) == 1 {
@@ -188,20 +201,17 @@ pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
             if word < words {
                 flush(word, &mut pending);
             }
-            (tail, tail_scalars)
+            (tail, tail_vars)
         })
         .collect();
 
-    let mut tail = Vec::with_capacity(tail_len);
-    let mut tail_scalars: Vec<Vec<Scalar>> = aux.iter().map(|_| Vec::with_capacity(tail_len)).collect();
-    for (t, ts) in parts {
+    let (mut tail, mut tail_vars) = (Vec::with_capacity(tail_len), Vec::with_capacity(tail_len));
+    for (t, v) in parts {
         tail.extend(t);
-        for (dst, src) in tail_scalars.iter_mut().zip(ts) {
-            dst.extend(src);
-        }
+        tail_vars.extend(v);
     }
     let ones = ones.into_iter().map(|v| v.into_iter().map(AtomicU64::into_inner).collect()).collect();
-    MsmPlan::Split { ones, tail, tail_scalars }
+    MsmPlan::Split { ones, tail, tail_vars }
 }
 
 #[cfg(test)]
@@ -236,7 +246,8 @@ mod tests {
         let popcount = (0..vars).filter(|&j| bit(&density, j)).count();
         let refs: Vec<&[Scalar]> = aux.iter().map(|v| v.as_slice()).collect();
         let query = Query::Dense(Density { words: &density, len: vars, popcount });
-        let MsmPlan::Split { ones, tail, tail_scalars } = prepare(query, &refs) else {
+        let plan = prepare(query, &refs);
+        let MsmPlan::Split { ones, tail, .. } = &plan else {
             panic!("expected the split path for a mostly boolean witness");
         };
         let selected: Vec<usize> = (0..vars).filter(|&j| bit(&density, j)).collect();
@@ -244,14 +255,14 @@ mod tests {
             .filter(|&q| refs.iter().any(|a| kind(&a[selected[q]]) == 2))
             .map(|q| q as u32)
             .collect();
-        assert_eq!(tail, want_tail);
+        assert_eq!(*tail, want_tail);
         for c in 0..3 {
             for (q, &j) in selected.iter().enumerate() {
                 let in_tail = want_tail.binary_search(&(q as u32)).is_ok();
                 assert_eq!(bit(&ones[c], q), !in_tail && aux[c][j] == Scalar::ONE, "c {c} q {q}");
             }
             let want: Vec<Scalar> = want_tail.iter().map(|&q| aux[c][selected[q as usize]]).collect();
-            assert_eq!(tail_scalars[c], want);
+            assert_eq!(plan.tail_scalars(&aux[c]), want);
         }
     }
 
