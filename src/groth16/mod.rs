@@ -118,6 +118,20 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
         }
     }
 
+    /// Host bytes of the plan (bitmaps, tail indices or gathered scalars)
+    /// and of its tail bases.
+    fn host_bytes(&self) -> usize {
+        let plan = match &*self.plan {
+            MsmPlan::Split { ones, tail, tail_vars } => 8 * ones.iter().map(Vec::len).sum::<usize>() + 4 * (tail.len() + tail_vars.len()),
+            MsmPlan::Plain { scalars } => scalars.iter().map(|s| std::mem::size_of_val(s.as_slice())).sum(),
+        };
+        plan + self.tail_bases_bytes()
+    }
+
+    fn tail_bases_bytes(&self) -> usize {
+        std::mem::size_of_val(self.tail_bases.as_slice())
+    }
+
     /// Whether the split (batch addition + tail) path was taken.
     fn is_split(&self) -> bool {
         matches!(*self.plan, MsmPlan::Split { .. })
@@ -165,7 +179,13 @@ impl<'a> Plans<'a> {
                 .collect(),
             aux,
         };
-        tracing::debug!(l_split = plans.l.is_split(), a_split = plans.a.is_split(), b_split = plans.b1.is_split(), "split-MSM plans");
+        tracing::debug!(
+            l_split = plans.l.is_split(),
+            a_split = plans.a.is_split(),
+            b_split = plans.b1.is_split(),
+            host_bytes = plans.l.host_bytes() + plans.a.host_bytes() + plans.b1.host_bytes() + plans.b2.tail_bases_bytes(),
+            "split-MSM plans"
+        );
         plans
     }
 }
