@@ -18,6 +18,7 @@
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
+//! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | a quarter of the CPU pool's threads, 1–4 |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -84,6 +85,9 @@ pub struct Settings {
     /// are page-locked (`cuMemHostRegister`) for the call instead of copied
     /// through the device's staging buffers.
     pub register_inputs: bool,
+    /// `SUPRASEAL_C2_STAGING_THREADS`: threads per copy through the staging
+    /// ring (`None`: the ring's default).
+    pub staging_threads: Option<usize>,
 }
 
 /// Default of `SUPRASEAL_C2_GPU_CHUNK_MB` (768 MiB): a porep-32g partition
@@ -283,6 +287,7 @@ impl Default for Settings {
             key_resident: true,
             verify: false,
             register_inputs: false,
+            staging_threads: None,
         }
     }
 }
@@ -329,6 +334,14 @@ impl Settings {
             Some("register") => true,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_HOST_STAGING is {v:?} but must be ring or register"))),
         };
+        let staging_threads = var("SUPRASEAL_C2_STAGING_THREADS")
+            .map(|v| {
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| Error::invalid(format!("SUPRASEAL_C2_STAGING_THREADS is {v:?} but must be a whole number of threads from 1 to 64")))
+            })
+            .transpose()?;
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
@@ -359,6 +372,7 @@ impl Settings {
             key_resident,
             verify,
             register_inputs,
+            staging_threads,
         })
     }
 
@@ -450,6 +464,8 @@ mod tests {
         }
         assert!(parse(&[("SUPRASEAL_C2_KEY_RESIDENT", "yes")]).unwrap_err().message.contains("auto or off"));
         assert!(!d.register_inputs, "the staging ring by default");
+        assert_eq!(d.staging_threads, None);
+        assert_eq!(parse(&[("SUPRASEAL_C2_STAGING_THREADS", " 8 ")]).unwrap().staging_threads, Some(8));
         for (v, register) in [("ring", false), ("Register", true)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_HOST_STAGING", v)]).unwrap().register_inputs, register, "SUPRASEAL_C2_HOST_STAGING={v:?}");
         }
@@ -523,6 +539,8 @@ mod tests {
             ("SUPRASEAL_C2_VERIFY", "yes"),
             ("SUPRASEAL_C2_VERIFY", "2"),
             ("SUPRASEAL_C2_HOST_STAGING", "pin"),
+            ("SUPRASEAL_C2_STAGING_THREADS", "0"),
+            ("SUPRASEAL_C2_STAGING_THREADS", "65"),
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, crate::error::code::EINVAL);

@@ -281,7 +281,7 @@ impl Stager {
         };
         let t = std::time::Instant::now();
         for (v, d, what) in [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")] {
-            ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+            ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
         }
         staged.unfilled = false;
         tracing::debug!(
@@ -302,7 +302,7 @@ impl Stager {
         match self.ring(exec) {
             Some(ring) if bytes > 0 && !exec.gpu.is_page_locked(v.as_ptr() as *const c_void, bytes) => {
                 let mut d = exec.zeros::<u64>(4 * n, what)?;
-                ring.fill(&exec.gpu, &exec.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), what)?;
+                ring.fill(&exec.gpu, &exec.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
                 Ok(ScalarBuf::owned(d))
             }
             _ => super::ntt::upload_padded(exec, v, n, what).map(ScalarBuf::owned),

@@ -102,9 +102,10 @@ impl StagingRing {
     /// ring's filler threads and sent up from there. Returns once every
     /// piece is enqueued; the copies finish on the device in stream order,
     /// and `dst`'s write is recorded for cudarc's cross-stream ordering
-    /// after the last of them. Errors: the first driver error (the pieces
-    /// enqueued before it still complete).
-    pub fn fill(&self, gpu: &Gpu, stream: &CudaStream, host: &[u64], dst: &mut CudaViewMut<'_, u64>, what: &str) -> Result<()> {
+    /// after the last of them. `threads`: the copying threads (this one
+    /// included; `None`: the ring's default). Errors: the first driver
+    /// error (the pieces enqueued before it still complete).
+    pub fn fill(&self, gpu: &Gpu, stream: &CudaStream, host: &[u64], dst: &mut CudaViewMut<'_, u64>, threads: Option<usize>, what: &str) -> Result<()> {
         assert!(dst.len() >= host.len(), "{what}: {} device words for {} host words", dst.len(), host.len());
         let bytes = std::mem::size_of_val(host);
         if bytes == 0 {
@@ -156,7 +157,7 @@ impl StagingRing {
                 }
             }
         };
-        let threads = self.threads.min(pieces);
+        let threads = threads.unwrap_or(self.threads).clamp(1, pieces);
         std::thread::scope(|s| {
             for _ in 1..threads {
                 s.spawn(worker);
