@@ -66,9 +66,10 @@ pub trait Backend: Sync {
     /// latter copied through its staging ring, or page-locks them with
     /// `SUPRASEAL_C2_HOST_STAGING=register`): in phase 0 for the first
     /// circuit, then, in a call of several circuits, each circuit while the
-    /// one before it computes. May run on any thread. Returns `Some(reason)` when the circuit is not
+    /// one before it computes. May run on any thread. Returns `Some(reason)`
+    /// when the circuit can be neither copied through a staging ring nor
     /// wholly page-locked (its uploads then run in phase 2, from pageable
-    /// memory). Default: nothing to do.
+    /// memory; with the GPU backend's ring, never). Default: nothing to do.
     fn pin(&self, _ci: usize, _abc: Abc<'_>) -> Option<String> {
         None
     }
@@ -86,13 +87,14 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Phase 2, on a thread of its own beside the H-MSM of the circuit
-    /// before: the part of staging circuit `abc` that runs on CPU threads
-    /// (the GPU backend's copies through its page-locked staging ring),
-    /// which [`Backend::prefetch`] and [`Backend::prestage`] leave undone so
-    /// as not to hold up the computing thread. Returns once the copies are
-    /// enqueued. Default: nothing to do.
-    fn fill(&self, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
+    /// On a thread of its own, for circuit `ci` (`abc`): the part of
+    /// staging that runs on CPU threads (the GPU backend's copies through its
+    /// page-locked staging ring), which [`Backend::prefetch`] and
+    /// [`Backend::prestage`] leave undone so as not to hold up the computing
+    /// thread or the memory lock. Circuit 0's runs between the memory lock
+    /// and the compute lock, the others' beside the H-MSM of the circuit
+    /// before. Returns once the copies are enqueued. Default: nothing to do.
+    fn fill(&self, _ci: usize, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
         Ok(())
     }
 

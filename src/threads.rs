@@ -61,6 +61,34 @@ pub(crate) fn in_check_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// `f` over `items`, in order, on plain scoped threads (contiguous groups,
+/// at most [`cpu_threads`] threads); a group whose thread cannot be
+/// started runs on the calling thread. For parallel host work on the thread
+/// that holds a GPU's compute lock: rayon there could run another call's
+/// job while it waits (a caller inside a rayon pool), and that job would
+/// wait for the lock held further up the same stack.
+pub(crate) fn on_plain_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let groups = items.len().min(cpu_threads()).max(1);
+    let per = items.len().div_ceil(groups).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let spawned: Vec<_> = items
+            .chunks(per)
+            .map(|group| {
+                let run = move || group.iter().map(f).collect::<Vec<R>>();
+                std::thread::Builder::new().name("supraseal-c2-host".into()).spawn_scoped(scope, run).map_err(|_| group)
+            })
+            .collect();
+        spawned
+            .into_iter()
+            .flat_map(|t| match t {
+                Ok(t) => t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(group) => group.iter().map(f).collect(),
+            })
+            .collect()
+    })
+}
+
 /// Runs `f` on the pool.
 pub(crate) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     match cpu_pool() {

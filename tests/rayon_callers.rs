@@ -158,3 +158,37 @@ fn plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish() {
     }
     run_in_child("plain_thread_calls_beside_a_caller_in_a_one_worker_global_pool_finish", "plain-thread calls beside a caller in a one-worker global pool");
 }
+
+/// A call whose split-MSM plans have tails (a SHA-256 2^15 witness with every
+/// 997th aux value set to 2, so that the tails hold several positions) made
+/// from the only worker of rayon's global pool (`RAYON_NUM_THREADS=1`, CPU
+/// backend) finishes, with the bytes of the same call from a plain thread.
+/// Regression test for a hang found by review: the tails' scalars were
+/// gathered with rayon on the thread of the call, which then waited for the
+/// global pool whose only worker was waiting for it.
+#[test]
+fn a_call_with_split_plan_tails_from_a_one_worker_global_pool_finishes() {
+    if std::env::var_os(CHILD).is_some() {
+        let keys = common::keys(Kind::Sha256, 15);
+        let srs = Params::open(&keys.path, true).unwrap();
+        let mut rng = common::rng();
+        let mut w = kit::witnesses(Kind::Sha256, 15, 1, &mut rng).unwrap().remove(0).0;
+        for j in (0..w.aux.len()).step_by(997) {
+            w.aux[j] = blstrs::Scalar::from(2u64);
+        }
+        // Two circuits in the call, so that a parallel split over circuits would split too.
+        let ws = [w.clone(), w];
+        let (r, s) = (common::random_scalars(&mut rng, 2), common::random_scalars(&mut rng, 2));
+        let prove = || ffi::prove(&srs, &ws, &r, &s, std::ptr::null_mut(), -1).unwrap().iter().map(common::bytes).collect::<Vec<_>>();
+        let plain = prove();
+        // `rayon::scope` runs its body on the global pool's worker (a
+        // one-item `into_par_iter` would run on this thread).
+        let pooled = rayon::scope(|_| {
+            assert!(rayon::current_thread_index().is_some(), "on the global pool's worker");
+            prove()
+        });
+        assert_eq!(pooled, plain, "the call from the pool's worker gives the plain thread's bytes");
+        return;
+    }
+    run_in_child("a_call_with_split_plan_tails_from_a_one_worker_global_pool_finishes", "a call with split-plan tails from a one-worker global pool");
+}

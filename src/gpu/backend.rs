@@ -65,7 +65,7 @@ impl GpuBackend {
         let (da, db, dc) = match staged {
             Some(mut s) => {
                 // Left unfilled only when no filler ran ahead of this turn.
-                self.stager.fill(&self.exec, &[a, b, c], &mut s)?;
+                self.stager.fill(&self.exec, usize::MAX, &[a, b, c], &mut s)?;
                 // Diagnostics only (a host wait the kernels would make on the
                 // device anyway): how much of the staged upload is still
                 // running when the quotient starts.
@@ -129,8 +129,8 @@ impl Backend for GpuBackend {
     fn prefetch(&self, ci: usize, abc: Abc<'_>, n: usize) -> Option<StagedAbc> {
         self.stager.prefetch(&self.exec, ci, &abc, n)
     }
-    fn fill(&self, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
-        self.stager.fill(&self.exec, &abc, staged)
+    fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+        self.stager.fill(&self.exec, ci, &abc, staged)
     }
     fn registration_gate(&self) -> Option<&RegistrationGate> {
         Some(&self.exec.gpu.host_registration)

@@ -130,9 +130,10 @@ pub struct StagedAbc {
     pub a: ScalarBuf,
     pub b: ScalarBuf,
     pub c: ScalarBuf,
-    /// The copies from pageable host buffers are still to be made through
-    /// the staging ring ([`Stager::fill`]); the padding is written.
-    pub unfilled: bool,
+    /// Per vector (a, b, c): its copy from a pageable host buffer is still
+    /// to be made through the staging ring ([`Stager::fill`]); the padding
+    /// is written.
+    pub unfilled: [bool; 3],
 }
 
 /// How one circuit's a/b/c go up, decided in phase 0 or by the pinning
@@ -143,9 +144,9 @@ struct CircuitPins {
     /// The circuit may be staged ahead of its turn: its buffers are all
     /// page-locked, or the ring copies them.
     usable: bool,
-    /// Every non-empty buffer is page-locked (by this library or its owner):
-    /// copied directly, asynchronously, at DMA speed.
-    direct: bool,
+    /// Per vector (a, b, c): page-locked (by this library or its owner) or
+    /// empty, so copied directly, asynchronously, at DMA speed.
+    direct: [bool; 3],
 }
 
 /// Phases 0, 1 and 3 of one GPU call: its upload stream, its circuits'
@@ -220,10 +221,7 @@ impl Stager {
     /// uploads then run from pageable memory, in phase 2).
     pub fn pin(&self, exec: &Exec, ci: usize, abc: &Abc<'_>) -> Option<String> {
         if self.ring(exec).is_some() {
-            let direct = abc
-                .iter()
-                .filter(|v| !v.is_empty())
-                .all(|v| exec.gpu.is_page_locked(v.as_ptr() as *const c_void, std::mem::size_of_val(*v)));
+            let direct = abc.map(|v| v.is_empty() || exec.gpu.is_page_locked(v.as_ptr() as *const c_void, std::mem::size_of_val(v)));
             self.record_pins(ci, CircuitPins { _leases: Vec::new(), usable: true, direct });
             return None;
         }
@@ -241,7 +239,7 @@ impl Stager {
             leases.push(lease);
         }
         let usable = why.is_none();
-        self.record_pins(ci, CircuitPins { _leases: leases, usable, direct: usable });
+        self.record_pins(ci, CircuitPins { _leases: leases, usable, direct: [usable; 3] });
         why
     }
 
@@ -260,30 +258,37 @@ impl Stager {
     }
 
     /// Whether circuit `ci` may be staged ahead now: (`.0`) it is wholly
-    /// page-locked or the ring copies it, and (`.1`) whether its copies go
-    /// directly from its buffers.
-    fn stageable(&self, ci: usize) -> (bool, bool) {
+    /// page-locked or the ring copies it, and (`.1`) which of its vectors
+    /// go up directly from their buffers.
+    fn stageable(&self, ci: usize) -> (bool, [bool; 3]) {
         let pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        pins.get(ci).and_then(Option::as_ref).map_or((false, false), |p| (p.usable, p.direct))
+        pins.get(ci).and_then(Option::as_ref).map_or((false, [false; 3]), |p| (p.usable, p.direct))
     }
 
     /// Makes the copies of a staged circuit that go through the staging ring
     /// ([`StagedAbc::unfilled`]), on the upload stream: the CPU part (copying
     /// the caller's memory into the ring's buffers) on this thread and the
     /// ring's filler threads; returns once every copy is enqueued. Nothing
-    /// to do for a circuit already filled or copied directly.
-    pub fn fill(&self, exec: &Exec, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
-        if !staged.unfilled {
+    /// to do for vectors already filled or copied directly. Circuit 0's
+    /// copy is added to the phase-1 detail (it runs between the locks).
+    pub fn fill(&self, exec: &Exec, ci: usize, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+        if !staged.unfilled.contains(&true) {
             return Ok(());
         }
         let Some(ring) = exec.gpu.staging() else {
             return Err(crate::error::Error::new(crate::error::code::EFAULT, "staged inputs await the staging ring, which does not exist"));
         };
         let t = std::time::Instant::now();
-        for (v, d, what) in [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")] {
-            ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
+        let vectors = [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")];
+        for (k, (v, d, what)) in vectors.into_iter().enumerate() {
+            if staged.unfilled[k] {
+                ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
+                staged.unfilled[k] = false;
+            }
         }
-        staged.unfilled = false;
+        if ci == 0 {
+            self.step("then circuit 0's ring copy outside the lock", t);
+        }
         tracing::debug!(
             target: "supraseal_c2::gpu::stage",
             ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
@@ -393,16 +398,10 @@ impl Stager {
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
             }
         }
-        // The first circuit's copies through the ring are made here, beside
-        // the call computing now; the later ones beside this call's own
-        // H-MSMs (phase 2).
-        let t = std::time::Instant::now();
-        if let Err(e) = self.fill(exec, &inputs[0], &mut staged[0]) {
-            return Admission::Fallback(format!("pre-stage copy failed: {}", e.message));
-        }
-        if !self.stageable(0).1 {
-            self.step("ring copy", t);
-        }
+        // Copies through the ring are left to the pipeline, outside the
+        // memory lock (a ring buffer's reuse can wait for another call's
+        // kernels): the first circuit's while this call waits for the
+        // compute lock, the later ones' beside this call's own H-MSMs.
         Admission::Staged(staged)
     }
 
@@ -445,7 +444,7 @@ impl Stager {
         let t = std::time::Instant::now();
         match self.stage_one(exec, ci, abc, n) {
             Ok(staged) => {
-                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = staged.unfilled, "next circuit staged ahead");
+                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = ?staged.unfilled, "next circuit staged ahead");
                 Some(staged)
             }
             Err(e) => {
@@ -528,7 +527,7 @@ impl Stager {
     fn stage_one(&self, exec: &Exec, ci: usize, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
         let gpu = &exec.gpu;
         let direct = self.stageable(ci).1;
-        let one = |v: &[Scalar], what: &'static str| -> Result<ScalarBuf> {
+        let one = |v: &[Scalar], direct: bool, what: &'static str| -> Result<ScalarBuf> {
             let t = std::time::Instant::now();
             let mut d = match gpu.take_idle_stage(4 * n) {
                 Some(d) => {
@@ -557,7 +556,12 @@ impl Stager {
             self.step(if direct { "copy" } else { "pad" }, t);
             Ok(d)
         };
-        Ok(StagedAbc { a: one(a, "pre-stage a")?, b: one(b, "pre-stage b")?, c: one(c, "pre-stage c")?, unfilled: !direct })
+        Ok(StagedAbc {
+            a: one(a, direct[0], "pre-stage a")?,
+            b: one(b, direct[1], "pre-stage b")?,
+            c: one(c, direct[2], "pre-stage c")?,
+            unfilled: direct.map(|d| !d),
+        })
     }
 }
 

@@ -14,6 +14,7 @@
 //! buffer waits on before writing it. A buffer the caller page-locked itself
 //! goes up directly (`Stager`), never through the ring.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -39,9 +40,19 @@ struct Slot {
 // the thread that holds the slot (taken out of the ring's list).
 unsafe impl Send for Slot {}
 
-/// A device's staging buffers, shared by its calls.
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let _ = self.copied.synchronize();
+        // SAFETY: allocated for this slot, freed once, no copy reads it any more.
+        let _ = unsafe { cudarc::driver::result::free_host(self.host as *mut c_void) };
+    }
+}
+
+/// A device's staging buffers, shared by its calls: taken oldest-returned
+/// first, so that the buffer a filler gets is the one whose copy was
+/// enqueued longest ago (the most likely to be complete).
 pub struct StagingRing {
-    free: Mutex<Vec<Slot>>,
+    free: Mutex<VecDeque<Slot>>,
     returned: Condvar,
     /// CPU threads that one fill copies with.
     threads: usize,
@@ -58,21 +69,20 @@ impl StagingRing {
         let threads = threads.max(1);
         let slots = 2 * threads + 2;
         gpu.ctx.bind_to_thread().map_err(cuda_err("staging buffers"))?;
-        let mut free = Vec::with_capacity(slots);
+        // Slots made before a failure are freed by their `Drop`.
+        let mut free = VecDeque::with_capacity(slots);
         for _ in 0..slots {
-            // SAFETY: a fresh allocation, owned by the slot and freed in `Drop`;
-            // written before it is read (fills copy into it first).
+            // A filler that waits for a copy sleeps instead of spinning
+            // beside the call's CPU work.
+            let copied = gpu
+                .ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+                .map_err(cuda_err("cuEventCreate (staging buffer)"))?;
+            // SAFETY: a fresh allocation, owned by the slot and freed in its
+            // `Drop`; written before it is read (fills copy into it first).
             let host = unsafe { cudarc::driver::result::malloc_host(CHUNK, cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE) }
                 .map_err(cuda_err("cuMemHostAlloc (staging buffer)"))? as *mut u8;
-            let copied = match gpu.ctx.new_event(None) {
-                Ok(e) => e,
-                Err(e) => {
-                    // SAFETY: allocated just above, not shared.
-                    let _ = unsafe { cudarc::driver::result::free_host(host as *mut c_void) };
-                    return Err(cuda_err("cuEventCreate (staging buffer)")(e));
-                }
-            };
-            free.push(Slot { host, copied });
+            free.push_back(Slot { host, copied });
         }
         Ok(StagingRing { free: Mutex::new(free), returned: Condvar::new(), threads, slots })
     }
@@ -85,7 +95,7 @@ impl StagingRing {
     fn take(&self) -> Slot {
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if let Some(s) = free.pop() {
+            if let Some(s) = free.pop_front() {
                 return s;
             }
             free = self.returned.wait(free).unwrap_or_else(|p| p.into_inner());
@@ -93,7 +103,7 @@ impl StagingRing {
     }
 
     fn put(&self, s: Slot) {
-        self.free.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).push_back(s);
         self.returned.notify_one();
     }
 
@@ -118,9 +128,12 @@ impl StagingRing {
         let pieces = bytes.div_ceil(CHUNK);
         let next = AtomicUsize::new(0);
         let failed: Mutex<Option<Error>> = Mutex::new(None);
+        let fail = |e: Error| {
+            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+        };
         let worker = || {
             if let Err(e) = gpu.ctx.bind_to_thread() {
-                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(cuda_err("staging fill")(e));
+                fail(cuda_err("staging fill")(e));
                 return;
             }
             loop {
@@ -130,6 +143,7 @@ impl StagingRing {
                 }
                 let (off, len) = (k * CHUNK, CHUNK.min(bytes - k * CHUNK));
                 let slot = self.take();
+                let mut enqueued = false;
                 let sent = (|| -> std::result::Result<(), cudarc::driver::DriverError> {
                     // The copy that last read this buffer is complete.
                     slot.copied.synchronize()?;
@@ -148,19 +162,27 @@ impl StagingRing {
                             stream.cu_stream(),
                         )
                     }?;
+                    enqueued = true;
                     slot.copied.record(stream)
                 })();
+                if sent.is_err() && enqueued {
+                    // The event does not follow the copy: wait for the copy
+                    // itself before the buffer can be written again.
+                    let _ = stream.synchronize();
+                }
                 self.put(slot);
                 if let Err(e) = sent {
-                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(cuda_err(what)(e));
+                    fail(cuda_err(what)(e));
                     return;
                 }
             }
         };
         let threads = threads.unwrap_or(self.threads).clamp(1, pieces);
         std::thread::scope(|s| {
+            // A thread that cannot be started leaves its share to the others
+            // (this one always runs).
             for _ in 1..threads {
-                s.spawn(worker);
+                let _ = std::thread::Builder::new().name("supraseal-c2-staging".into()).spawn_scoped(s, worker);
             }
             worker();
         });
@@ -171,12 +193,3 @@ impl StagingRing {
     }
 }
 
-impl Drop for StagingRing {
-    fn drop(&mut self) {
-        for s in self.free.get_mut().unwrap_or_else(|p| p.into_inner()).drain(..) {
-            let _ = s.copied.synchronize();
-            // SAFETY: allocated by `new`, freed once, no copy reads it any more.
-            let _ = unsafe { cudarc::driver::result::free_host(s.host as *mut c_void) };
-        }
-    }
-}

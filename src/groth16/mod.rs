@@ -111,7 +111,8 @@ impl<'a, A: Copy + Send + Sync> AuxMsm<'a, A> {
     fn msm_parts<P>(&self, aux: &[&[Scalar]], many: impl Fn(&[A], &[&[Scalar]]) -> Result<Vec<P>>) -> Result<Vec<P>> {
         match &*self.plan {
             plan @ MsmPlan::Split { .. } => {
-                let tails: Vec<Vec<Scalar>> = aux.par_iter().map(|a| plan.tail_scalars(a)).collect();
+                // Plain threads, not rayon: this runs under the compute lock.
+                let tails: Vec<Vec<Scalar>> = crate::threads::on_plain_threads(aux, |a| plan.tail_scalars(a));
                 many(&self.tail_bases, &slices(&tails))
             }
             MsmPlan::Plain { scalars } => many(self.bases, &slices(scalars)),

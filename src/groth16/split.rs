@@ -82,7 +82,9 @@ impl MsmPlan {
     /// order; empty for a plain plan.
     pub fn tail_scalars(&self, aux: &[Scalar]) -> Vec<Scalar> {
         match self {
-            MsmPlan::Split { tail_vars, .. } => tail_vars.par_iter().map(|&j| aux[j as usize]).collect(),
+            // Sequential: it runs on a thread of the caller's that may hold
+            // the compute lock ([`crate::threads::on_plain_threads`]).
+            MsmPlan::Split { tail_vars, .. } => tail_vars.iter().map(|&j| aux[j as usize]).collect(),
             MsmPlan::Plain { .. } => Vec::new(),
         }
     }

@@ -177,6 +177,46 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
     }
 }
 
+/// A staged circuit on its way to the device: the thread making its host
+/// copies ([`Backend::fill`]).
+type Filling<'scope, S> = std::thread::ScopedJoinHandle<'scope, (S, Result<()>)>;
+
+/// Starts [`Backend::fill`] of circuit `ci` on a thread of `scope`, in the
+/// caller's tracing context. Where no thread can be started, `staged` is
+/// dropped (its device buffers freed) and the circuit uploads in its turn.
+fn spawn_fill<'scope, 'env, B: Backend + ?Sized>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    backend: &'env B,
+    ci: usize,
+    abc: Abc<'env>,
+    mut staged: B::Staged,
+) -> Option<Filling<'scope, B::Staged>> {
+    let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
+    let fill = move || {
+        let r = tracing::dispatcher::with_default(&dispatch, || span.in_scope(|| backend.fill(ci, abc, &mut staged)));
+        (staged, r)
+    };
+    match std::thread::Builder::new().name("supraseal-c2-fill".into()).spawn_scoped(scope, fill) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::debug!(circuit = ci, error = %e, "no thread for the host copies: the circuit uploads in its turn");
+            None
+        }
+    }
+}
+
+/// The staged circuit once its fill ended; `None` (its buffers freed, the
+/// circuit uploads in its turn, on the fallback path) when the fill failed.
+fn finish_fill<S>(filling: Filling<'_, S>, ci: usize) -> Option<S> {
+    match filling.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        (s, Ok(())) => Some(s),
+        (_, Err(e)) => {
+            tracing::debug!(circuit = ci, error = %e, "host copies through the staging ring failed: the circuit uploads in its turn");
+            None
+        }
+    }
+}
+
 /// [`Checks::wait`] from phase 2, logging a wait that was not instant (the
 /// checks are meant to run ahead of the circuit computing).
 fn wait_for_checks(checks: &Checks, upto: usize) -> Result<()> {
@@ -223,31 +263,46 @@ fn locked_phases<B: Backend + ?Sized>(
         report.stage_detail = backend.stage_detail();
         admission
     };
-    let (admission, compute) = match settings.locks {
+    let by_circuit = |admission: Admission<B::Staged>, report: &mut CallReport| -> Vec<Option<B::Staged>> {
+        match admission {
+            Admission::NotNeeded => inputs.iter().map(|_| None).collect(),
+            Admission::Staged(v) => {
+                report.prestaged = Some(true);
+                let mut v: Vec<_> = v.into_iter().map(Some).collect();
+                v.resize_with(inputs.len(), || None);
+                v
+            }
+            Admission::Fallback(why) => {
+                report.prestaged = Some(false);
+                report.reason = Some(why);
+                inputs.iter().map(|_| None).collect()
+            }
+        }
+    };
+    let (mut staged, compute) = match settings.locks {
         LockMode::Two => {
             let mem = locks.memory(backend.registration_gate());
             let admission = stage(report);
-            let (span, compute) = mem.into_compute();
+            let mut staged = by_circuit(admission, report);
+            // Circuit 0's host copies (the GPU backend's staging ring) run on
+            // a thread of their own while this call waits for the compute
+            // lock, outside the memory lock.
+            let (span, compute) = std::thread::scope(|scope| {
+                let filling = staged[0].take().and_then(|s| spawn_fill(scope, backend, 0, inputs[0], s));
+                let locked = mem.into_compute();
+                if let Some(f) = filling {
+                    staged[0] = finish_fill(f, 0);
+                }
+                locked
+            });
             report.mem = Some(span);
-            (admission, compute)
+            report.stage_detail = backend.stage_detail();
+            (staged, compute)
         }
         LockMode::Single => {
             let compute = locks.compute_only();
-            (stage(report), compute)
-        }
-    };
-    let mut staged: Vec<Option<B::Staged>> = match admission {
-        Admission::NotNeeded => inputs.iter().map(|_| None).collect(),
-        Admission::Staged(v) => {
-            report.prestaged = Some(true);
-            let mut v: Vec<_> = v.into_iter().map(Some).collect();
-            v.resize_with(inputs.len(), || None);
-            v
-        }
-        Admission::Fallback(why) => {
-            report.prestaged = Some(false);
-            report.reason = Some(why);
-            inputs.iter().map(|_| None).collect()
+            let admission = stage(report);
+            (by_circuit(admission, report), compute)
         }
     };
     let mut times = report.times;
@@ -275,22 +330,15 @@ fn locked_phases<B: Backend + ?Sized>(
                         if slot.is_none() {
                             *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
                         }
-                        if let Some(mut s) = slot.take() {
-                            let abc = inputs[ci + 1];
-                            let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
-                            filling = Some(scope.spawn(move || {
-                                let r = tracing::dispatcher::with_default(&dispatch, || span.in_scope(|| backend.fill(abc, &mut s)));
-                                (s, r)
-                            }));
+                        if let Some(s) = slot.take() {
+                            filling = spawn_fill(scope, backend, ci + 1, inputs[ci + 1], s);
                         }
                     }
                     let _ = done.send(ci);
                 };
                 let h = groth16::h_sum(backend, srs, *abc, mine, times, &mut after_quotient);
                 if let Some(f) = filling {
-                    let (s, filled) = f.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    filled?;
-                    staged[ci + 1] = Some(s);
+                    staged[ci + 1] = finish_fill(f, ci + 1);
                 }
                 h
             })?;
