@@ -65,7 +65,7 @@ impl GpuBackend {
         let (da, db, dc) = match staged {
             Some(mut s) => {
                 // Left unfilled only when no filler ran ahead of this turn.
-                self.stager.fill(&self.exec, usize::MAX, &[a, b, c], &mut s)?;
+                self.stager.fill(&self.exec, &[a, b, c], &mut s)?;
                 // Diagnostics only (a host wait the kernels would make on the
                 // device anyway): how much of the staged upload is still
                 // running when the quotient starts.
@@ -130,7 +130,14 @@ impl Backend for GpuBackend {
         self.stager.prefetch(&self.exec, ci, &abc, n)
     }
     fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
-        self.stager.fill(&self.exec, ci, &abc, staged)
+        let t = std::time::Instant::now();
+        let bytes = self.stager.fill(&self.exec, &abc, staged)?;
+        // Circuit 0's copy belongs to the call's staging (it runs between
+        // the memory lock and the compute lock): it goes into the phase-1 detail.
+        if ci == 0 && bytes > 0 {
+            self.stager.step("then circuit 0's ring copy outside the lock", t);
+        }
+        Ok(())
     }
     fn registration_gate(&self) -> Option<&RegistrationGate> {
         Some(&self.exec.gpu.host_registration)

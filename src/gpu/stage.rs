@@ -269,33 +269,31 @@ impl Stager {
     /// ([`StagedAbc::unfilled`]), on the upload stream: the CPU part (copying
     /// the caller's memory into the ring's buffers) on this thread and the
     /// ring's filler threads; returns once every copy is enqueued. Nothing
-    /// to do for vectors already filled or copied directly. Circuit 0's
-    /// copy is added to the phase-1 detail (it runs between the locks).
-    pub fn fill(&self, exec: &Exec, ci: usize, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+    /// to do for vectors already filled or copied directly. Returns the
+    /// bytes it copied.
+    pub fn fill(&self, exec: &Exec, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<usize> {
         if !staged.unfilled.contains(&true) {
-            return Ok(());
+            return Ok(0);
         }
         let Some(ring) = exec.gpu.staging() else {
             return Err(crate::error::Error::new(crate::error::code::EFAULT, "staged inputs await the staging ring, which does not exist"));
         };
-        let t = std::time::Instant::now();
+        let (t, mut bytes) = (std::time::Instant::now(), 0);
         let vectors = [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")];
         for (k, (v, d, what)) in vectors.into_iter().enumerate() {
             if staged.unfilled[k] {
                 ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
                 staged.unfilled[k] = false;
+                bytes += std::mem::size_of_val(*v);
             }
-        }
-        if ci == 0 {
-            self.step("then circuit 0's ring copy outside the lock", t);
         }
         tracing::debug!(
             target: "supraseal_c2::gpu::stage",
             ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
-            bytes = 32 * (a.len() + b.len() + c.len()),
+            bytes,
             "a, b, c copied through the staging ring"
         );
-        Ok(())
+        Ok(bytes)
     }
 
     /// The fallback path's upload of one vector (compute lock held), into a
@@ -514,7 +512,7 @@ impl Stager {
     }
 
     /// Appends "name ms" to this call's phase-1 detail.
-    fn step(&self, name: &str, since: std::time::Instant) {
+    pub(super) fn step(&self, name: &str, since: std::time::Instant) {
         use std::fmt::Write;
         let mut d = self.detail.lock().unwrap_or_else(|p| p.into_inner());
         let sep = if d.is_empty() { "" } else { ", " };
