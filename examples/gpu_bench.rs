@@ -24,7 +24,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use supraseal_c2::backend::Backend;
+use supraseal_c2::backend::Compute;
+use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
 use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning};
 
@@ -95,9 +96,9 @@ fn main() {
         let (b, s) = (bases(n), scalars(n));
         let (ms, want) = gpu.with_pinned(&b, || {
             gpu.with_pinned(&s, || {
-                let want = gpu.backend().msm_g1(&b, &s).unwrap(); // warm-up
+                let want = gpu.compute().msm::<G1>(&b, &s).unwrap(); // warm-up
                 (median_ms(|| {
-                    gpu.backend().msm_g1(&b, &s).unwrap();
+                    gpu.compute().msm::<G1>(&b, &s).unwrap();
                 }), want)
             })
         });
@@ -166,12 +167,12 @@ fn main() {
         let bits: Vec<u64> = (0..n.div_ceil(64)).map(|i| 0x5555_5555_5555_5555u64.rotate_left(i as u32)).collect();
         let (msm, add) = g2.with_pinned(&b, || {
             g2.with_pinned(&s, || {
-                g2.backend().msm_g2(&b, &s).unwrap(); // warm-up
+                g2.compute().msm::<G2>(&b, &s).unwrap(); // warm-up
                 let msm = median_ms(|| {
-                    g2.backend().msm_g2(&b, &s).unwrap();
+                    g2.compute().msm::<G2>(&b, &s).unwrap();
                 });
                 let add = median_ms(|| {
-                    g2.backend().batch_add_g2(&b, &bits).unwrap();
+                    g2.compute().batch_add::<G2>(&b, &bits).unwrap();
                 });
                 (msm, add)
             })

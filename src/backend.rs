@@ -1,9 +1,18 @@
-//! The operations a proving backend provides; the pipeline
-//! ([`crate::groth16`]) is written once on top of them.
+//! What a proving backend provides, in two parts: [`Compute`], the
+//! arithmetic (the quotient's NTTs, MSM and batch addition, generic over the
+//! group), and [`Backend`], one proving call on it: the steps of
+//! docs/ARCHITECTURE.md §5 from pin to unpin, each taking the lock guard it
+//! runs under ([`crate::locks`]), the call's [`Placement`] and its [`Clock`].
+//! The pipeline ([`crate::groth16`], [`crate::pipeline`]) is written once on
+//! top of them.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
 
 use crate::error::Result;
+pub use crate::groth16::clock::{Clock, Step};
+use crate::locks::{ComputeGuard, StageLock};
 
 /// One circuit's `[a, b, c]` evaluations as the caller passed them
 /// (`abc_size` scalars each, Montgomery form).
@@ -45,21 +54,120 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
-/// NTT-based quotient, MSM and batch addition, on one device or the CPU.
+/// A group both backends compute in: G1 or G2 ([`crate::curve`]'s markers),
+/// with the CPU's blst routines ([`crate::cpu::msm::Curve`]) and, in a build
+/// with kernels, the GPU's (`gpu::group::DeviceGroup`).
+#[cfg(supraseal_gpu)]
+pub trait Group: crate::cpu::msm::Curve + crate::gpu::group::DeviceGroup {}
+#[cfg(supraseal_gpu)]
+impl<G: crate::cpu::msm::Curve + crate::gpu::group::DeviceGroup> Group for G {}
+/// A group both backends compute in: G1 or G2 ([`crate::curve`]'s markers),
+/// with the CPU's blst routines ([`crate::cpu::msm::Curve`]).
+#[cfg(not(supraseal_gpu))]
+pub trait Group: crate::cpu::msm::Curve {}
+#[cfg(not(supraseal_gpu))]
+impl<G: crate::cpu::msm::Curve> Group for G {}
+
+/// The arithmetic of a backend, on one device or the CPU's cores. Vectors
+/// are in Montgomery form; bases are affine points as the SRS stores them.
+pub trait Compute: Sync {
+    /// The coefficients of `t = (a·b − c) / z` over a domain of `n` elements
+    /// (`n` a power of two ≥ `a.len()`; `a`, `b`, `c` are evaluations on the
+    /// n-th roots of unity, zero-padded to `n`): inverse NTT, forward NTT on
+    /// the coset g·⟨ω⟩ (g = 7), pointwise `(a·b − c)·(gⁿ − 1)⁻¹`, inverse
+    /// coset NTT. Returns `n` coefficients (the last one is zero).
+    fn quotient(&self, abc: Abc<'_>, n: usize) -> Result<Vec<Scalar>>;
+
+    /// Σ scalars[i]·bases[i] in `G` (equal lengths).
+    fn msm<G: Group>(&self, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective>;
+
+    /// [`Compute::msm`] for each of `scalars` (one vector per circuit of a
+    /// call, each `bases.len()` long) over the same bases. A device backend
+    /// overrides it to upload the bases once for all circuits. Default: one
+    /// MSM per vector.
+    fn msm_many<G: Group>(&self, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+        scalars.iter().map(|s| self.msm::<G>(bases, s)).collect()
+    }
+
+    /// Σ of the bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).
+    fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective>;
+
+    /// [`Compute::batch_add`] for each of `bitmaps` (one per circuit of a
+    /// call) over the same bases. A device backend overrides it to read each
+    /// base once for all circuits. Default: one batch addition per bitmap.
+    fn batch_add_many<G: Group>(&self, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
+        bitmaps.iter().map(|b| self.batch_add::<G>(bases, b)).collect()
+    }
+}
+
+/// Where a step runs: on the host's cores or on the call's device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Host,
+    Device,
+}
+
+/// Where a call places the parts of B′ in G2 (docs/ARCHITECTURE.md §4): on
+/// the device in phase 2, under the compute lock, or on the CPU thread
+/// beside it. Resolved once, when the call's backend is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The batch addition over the B-aux bases of 1 scalars.
+    pub g2_batch_add: Place,
+    /// The B-input MSM and the aux tail MSM (`SUPRASEAL_C2_G2_MSM`).
+    pub g2_msm: Place,
+    /// `SUPRASEAL_C2_G2_MSM=auto` chose `g2_msm` from this host and device.
+    pub g2_msm_auto: bool,
+}
+
+impl Placement {
+    /// Everything on the host (the CPU backend).
+    pub const HOST: Placement = Placement { g2_batch_add: Place::Host, g2_msm: Place::Host, g2_msm_auto: false };
+
+    /// Where the G2 MSMs run, for the per-call report: "cpu" or "gpu", with
+    /// " (auto)" when `SUPRASEAL_C2_G2_MSM=auto` chose it.
+    pub fn g2_msm_label(self) -> &'static str {
+        match (self.g2_msm, self.g2_msm_auto) {
+            (Place::Device, true) => "gpu (auto)",
+            (Place::Host, true) => "cpu (auto)",
+            (Place::Device, false) => "gpu",
+            (Place::Host, false) => "cpu",
+        }
+    }
+}
+
+/// One proving call on a backend, from pin to unpin: the steps of
+/// docs/ARCHITECTURE.md §5 that the pipeline runs in order, each under the
+/// lock whose guard it takes, with the arithmetic in [`Backend::compute`]
+/// and the step times in [`Backend::clock`].
 ///
-/// The pipeline calls, per proving call: [`Backend::pin`] (phase 0, no
-/// lock, then beside phase 2 for later circuits), [`Backend::prestage`]
-/// (phase 1, memory lock), [`Backend::quotient`], [`Backend::prefetch`]
-/// and the MSMs, then [`Backend::end_compute`] (phase 2, compute lock), and
-/// [`Backend::unpin`] (phase 3, no lock).
+/// Per call: [`Backend::pin`] (phase 0, no lock, then beside phase 2 for
+/// later circuits), [`Backend::prestage`] (phase 1, memory lock), then under
+/// the compute lock [`Backend::quotient_msm`] per circuit (with
+/// [`Backend::prefetch`] of the next one), the MSMs and batch additions, and
+/// [`Backend::end_compute`]; [`Backend::unpin`] (phase 3, no lock).
 pub trait Backend: Sync {
     /// One circuit's a, b, c already on the device, zero-padded to the
-    /// domain (made in phase 1, consumed by [`Backend::quotient`]). A backend
+    /// domain (made in phase 1, consumed by [`Backend::quotient_msm`]). A backend
     /// that stages nothing uses an uninhabited type.
     type Staged: Send;
 
+    /// The call's arithmetic.
+    type Compute: Compute;
+
+    /// The arithmetic this call runs its steps with.
+    fn compute(&self) -> &Self::Compute;
+
+    /// The call's step times, added to by whichever thread runs a step.
+    fn clock(&self) -> &Clock;
+
     /// Which backend this is (logs, reports, the CLI).
     fn kind(&self) -> BackendKind;
+
+    /// Where this call runs the parts of B′ in G2. Default: on the host.
+    fn placement(&self) -> Placement {
+        Placement::HOST
+    }
 
     /// Readies circuit `ci`'s host a/b/c buffers for asynchronous uploads
     /// (the GPU backend: sorts them into page-locked and pageable, the
@@ -79,25 +187,6 @@ pub trait Backend: Sync {
     /// Default: nothing to do.
     fn unpin_circuit(&self, _ci: usize) {}
 
-    /// Phase 2: stages circuit `ci`'s a, b, c on the device ahead of its
-    /// turn, so that the uploads overlap the circuit computing now; `None`
-    /// when the backend stages nothing or there is no room (the circuit's
-    /// phase 2 then uploads it). Default: `None`.
-    fn prefetch(&self, _ci: usize, _abc: Abc<'_>, _n: usize) -> Option<Self::Staged> {
-        None
-    }
-
-    /// On a thread of its own, for circuit `ci` (`abc`): the part of
-    /// staging that runs on CPU threads (the GPU backend's copies through its
-    /// page-locked staging ring), which [`Backend::prefetch`] and
-    /// [`Backend::prestage`] leave undone so as not to hold up the computing
-    /// thread or the memory lock. Circuit 0's runs between the memory lock
-    /// and the compute lock, the others' beside the H-MSM of the circuit
-    /// before. Returns once the copies are enqueued. Default: nothing to do.
-    fn fill(&self, _ci: usize, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
-        Ok(())
-    }
-
     /// Phase 0, once per key: page-locks the key's query vectors (h, l, a, b_g1, b_g2) so that
     /// their uploads in phase 2 run at DMA speed. A failure is logged and the
     /// uploads stay pageable. Default: nothing to do.
@@ -110,12 +199,13 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Phase 1: decides from measured free memory how many of the first
-    /// circuits' a, b, c (those page-locked so far) fit on the device, and
-    /// allocates them and issues their uploads (`Staged` holds them in
-    /// circuit order, at least one). Never waits for other streams; any
-    /// failure is a fallback.
-    fn prestage(&self, _inputs: &[Abc<'_>], _n: usize) -> Admission<Self::Staged> {
+    /// Phase 1 (`lock`: the memory lock, or the compute lock in single-lock
+    /// mode): decides from measured free memory how many of the first
+    /// circuits' a, b, c (those sorted or page-locked so far) fit on the
+    /// device, and allocates them and issues their uploads (`Staged` holds
+    /// them in circuit order, at least one). Never waits for other streams;
+    /// any failure is a fallback.
+    fn prestage(&self, _lock: StageLock<'_>, _inputs: &[Abc<'_>], _n: usize) -> Admission<Self::Staged> {
         Admission::NotNeeded
     }
 
@@ -125,10 +215,58 @@ pub trait Backend: Sync {
         None
     }
 
+    /// On a thread of its own, no lock held, for circuit `ci` (`abc`): the
+    /// part of staging that runs on CPU threads (the GPU backend's copies
+    /// through its page-locked staging ring), which [`Backend::prefetch`]
+    /// and [`Backend::prestage`] leave undone so as not to hold up the
+    /// computing thread or the memory lock. Circuit 0's runs between the
+    /// memory lock and the compute lock, the others' beside the H-MSM of the
+    /// circuit before. Returns once the copies are enqueued. Default:
+    /// nothing to do.
+    fn fill(&self, _ci: usize, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
+        Ok(())
+    }
+
+    /// Phase 2: stages circuit `ci`'s a, b, c on the device ahead of its
+    /// turn, so that the uploads overlap the circuit computing now; `None`
+    /// when the backend stages nothing or there is no room (the circuit's
+    /// phase 2 then uploads it). Default: `None`.
+    fn prefetch(&self, _lock: &ComputeGuard<'_>, _ci: usize, _abc: Abc<'_>, _n: usize) -> Option<Self::Staged> {
+        None
+    }
+
+    /// Phase 2: H = Σ t_i·bases[i] for the quotient t of
+    /// [`Compute::quotient`] over `abc` (`staged`: this circuit's phase-1
+    /// upload of the same `abc`, if any; `bases.len() ≤ n` points, the H
+    /// query), adding the quotient's and the MSM's times to
+    /// [`Step::Ntt`] and [`Step::HMsm`]. `between` runs once the quotient is
+    /// done and before the MSM starts (the pipeline stages the next circuit
+    /// there, so that its uploads overlap the MSM, and the inputs' buffers
+    /// are free). The default runs the two steps of [`Backend::compute`]; a
+    /// device backend overrides it to keep t on the device between them.
+    fn quotient_msm(
+        &self,
+        _lock: &ComputeGuard<'_>,
+        abc: Abc<'_>,
+        n: usize,
+        _staged: Option<Self::Staged>,
+        bases: &[G1Affine],
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        let t = Instant::now();
+        let coeffs = self.compute().quotient(abc, n)?;
+        self.clock().add(Step::Ntt, t.elapsed());
+        between();
+        let t = Instant::now();
+        let h = self.compute().msm::<crate::curve::G1>(bases, &coeffs[..bases.len()]);
+        self.clock().add(Step::HMsm, t.elapsed());
+        h
+    }
+
     /// End of phase 2: waits for this call's own streams, then returns cached
     /// pool memory to the device (still under the compute lock). Runs on
     /// error paths too.
-    fn end_compute(&self) -> Result<()> {
+    fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
         Ok(())
     }
 
@@ -138,94 +276,5 @@ pub trait Backend: Sync {
     /// Free device memory in bytes, where there is a device.
     fn free_memory(&self) -> Option<usize> {
         None
-    }
-
-    /// The coefficients of `t = (a·b − c) / z` over a domain of `n` elements
-    /// (`n` a power of two ≥ `a.len()`; `a`, `b`, `c` are evaluations on the
-    /// n-th roots of unity, zero-padded to `n`): inverse NTT, forward NTT on
-    /// the coset g·⟨ω⟩ (g = 7), pointwise `(a·b − c)·(gⁿ − 1)⁻¹`, inverse
-    /// coset NTT. Returns `n` coefficients (the last one is zero).
-    /// `staged` is this circuit's phase-1 upload of the same `abc`, if any.
-    fn quotient(&self, abc: Abc<'_>, n: usize, staged: Option<Self::Staged>) -> Result<Vec<Scalar>>;
-
-    /// H = Σ t_i·bases[i] for the quotient t of [`Backend::quotient`]
-    /// (`bases.len() ≤ n` points, the H query), with the time spent in the
-    /// quotient and in the MSM. `between` runs once the quotient is done and
-    /// before the MSM starts (the pipeline stages the next circuit there, so
-    /// that its uploads overlap the MSM, and the inputs' buffers are free).
-    /// The default runs the two steps; a device backend overrides it to keep
-    /// t on the device between them.
-    fn quotient_msm(
-        &self,
-        abc: Abc<'_>,
-        n: usize,
-        staged: Option<Self::Staged>,
-        bases: &[G1Affine],
-        between: &mut dyn FnMut(),
-    ) -> Result<(G1Projective, std::time::Duration, std::time::Duration)> {
-        let t = std::time::Instant::now();
-        let coeffs = self.quotient(abc, n, staged)?;
-        let ntt = t.elapsed();
-        between();
-        let t = std::time::Instant::now();
-        let h = self.msm_g1(bases, &coeffs[..bases.len()])?;
-        Ok((h, ntt, t.elapsed()))
-    }
-
-    /// Σ scalars[i]·bases[i] in G1 (equal lengths; scalars in Montgomery form).
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective>;
-
-    /// Whether [`Backend::batch_add_g2`] runs on the device, so that the
-    /// pipeline calls it in phase 2 (compute lock) instead of on the CPU
-    /// thread. Default: no.
-    fn g2_batch_on_device(&self) -> bool {
-        false
-    }
-
-    /// Whether [`Backend::msm_g2`] runs on the device, so that the pipeline
-    /// must call it under the compute lock (phase 2) instead of on the CPU
-    /// thread. Default: no.
-    fn g2_msm_on_device(&self) -> bool {
-        false
-    }
-
-    /// Where the G2 MSMs of B′ run, for the per-call report: "cpu", "gpu",
-    /// or either with " (auto)" when `SUPRASEAL_C2_G2_MSM=auto` chose it.
-    fn g2_msm_placement(&self) -> &'static str {
-        "cpu"
-    }
-
-    /// Σ scalars[i]·bases[i] in G2.
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective>;
-
-    /// [`Backend::msm_g1`] for each of `scalars` (one vector per circuit of a
-    /// call, each `bases.len()` long) over the same bases. A device backend
-    /// overrides it to upload the bases once for all circuits. Default: one
-    /// MSM per vector.
-    fn msm_g1_many(&self, bases: &[G1Affine], scalars: &[&[Scalar]]) -> Result<Vec<G1Projective>> {
-        scalars.iter().map(|s| self.msm_g1(bases, s)).collect()
-    }
-
-    /// [`Backend::msm_g2`] for each of `scalars`, as [`Backend::msm_g1_many`].
-    fn msm_g2_many(&self, bases: &[G2Affine], scalars: &[&[Scalar]]) -> Result<Vec<G2Projective>> {
-        scalars.iter().map(|s| self.msm_g2(bases, s)).collect()
-    }
-
-    /// Σ of the G1 bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).
-    fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective>;
-
-    /// Σ of the G2 bases whose bit is set.
-    fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective>;
-
-    /// [`Backend::batch_add_g1`] for each of `bitmaps` (one per circuit of a
-    /// call) over the same bases. A device backend overrides it to read each
-    /// base once for all circuits. Default: one batch addition per bitmap.
-    fn batch_add_g1_many(&self, bases: &[G1Affine], bitmaps: &[&[u64]]) -> Result<Vec<G1Projective>> {
-        bitmaps.iter().map(|b| self.batch_add_g1(bases, b)).collect()
-    }
-
-    /// [`Backend::batch_add_g2`] for each of `bitmaps`, as [`Backend::batch_add_g1_many`].
-    fn batch_add_g2_many(&self, bases: &[G2Affine], bitmaps: &[&[u64]]) -> Result<Vec<G2Projective>> {
-        bitmaps.iter().map(|b| self.batch_add_g2(bases, b)).collect()
     }
 }

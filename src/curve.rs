@@ -1,15 +1,46 @@
-//! BLS12-381 facts both backends share: the group markers that the CPU's
-//! [`crate::cpu::msm::Curve`] and the GPU's `gpu::msm::DeviceGroup` are
-//! implemented for, the scalar field's 2-power roots of unity, the coset
-//! generator, and the direction of a transform.
+//! BLS12-381 facts both backends share: the group markers with their host
+//! point types ([`Points`], which the CPU's [`crate::cpu::msm::Curve`] and
+//! the GPU's `gpu::group::DeviceGroup` extend), the scalar field's 2-power
+//! roots of unity, the coset generator, and the direction of a transform.
 
-use blstrs::Scalar;
+use std::ops::AddAssign;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 
 /// Marker for G1 (coordinates in Fp).
 pub struct G1;
 /// Marker for G2 (coordinates in Fq2 = Fp[u]/(u² + 1)).
 pub struct G2;
+
+/// Which of the two groups a [`Points`] marker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupName {
+    G1,
+    G2,
+}
+
+/// A group's host point types (blstrs: Montgomery form, blst's layout).
+pub trait Points: Send + Sync + 'static {
+    /// Affine points as the SRS stores them.
+    type Affine: Copy + Send + Sync;
+    /// Projective (Jacobian) points: accumulators and results.
+    type Projective: group::Group + Copy + Send + Sync + for<'a> AddAssign<&'a Self::Affine>;
+    /// Which group this is (the GPU backend places G2's MSMs by a setting).
+    const NAME: GroupName;
+}
+
+impl Points for G1 {
+    type Affine = G1Affine;
+    type Projective = G1Projective;
+    const NAME: GroupName = GroupName::G1;
+}
+
+impl Points for G2 {
+    type Affine = G2Affine;
+    type Projective = G2Projective;
+    const NAME: GroupName = GroupName::G2;
+}
 
 /// The coset generator g = 7 of the quotient's coset g·⟨ω⟩: Fr's
 /// multiplicative generator, the coset bellperson uses.

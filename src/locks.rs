@@ -109,6 +109,16 @@ impl ComputeGuard<'_> {
     }
 }
 
+/// The lock a call stages under (admits and allocates device memory,
+/// issues uploads): the memory lock in two-lock mode, the compute lock in
+/// single-lock mode. Borrowed from the held guard, so that a staging step
+/// cannot run without one.
+#[derive(Clone, Copy)]
+pub enum StageLock<'g> {
+    Memory(&'g MemoryGuard<'g>),
+    Single(&'g ComputeGuard<'g>),
+}
+
 /// Keeps host-memory registrations (`cuMemHostRegister`/`Unregister`, which
 /// wait for the device and stall allocations behind them) out of phase 1: a
 /// registration holds [`RegistrationGate::register`]; phase 1 holds the

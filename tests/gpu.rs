@@ -13,8 +13,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use supraseal_c2::backend::Backend;
-use supraseal_c2::cpu::{msm as cpu_msm, ntt as cpu_ntt, CpuBackend};
+use supraseal_c2::backend::{Backend, Compute};
+use supraseal_c2::curve::{G1, G2};
+use supraseal_c2::cpu::{msm as cpu_msm, ntt as cpu_ntt, CpuCompute};
 
 fn max_log() -> u32 {
     std::env::var("GPU_TEST_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
@@ -123,8 +124,8 @@ fn gpu_quotient_matches_cpu() {
         let n = 1usize << lg;
         let m = n - 3; // abc_size below the domain: zero padding exercised
         let (a, b, c) = (random_scalars(m, s), random_scalars(m, s + 1), random_scalars(m, s + 2));
-        let want = CpuBackend.quotient([&a, &b, &c], n, None).unwrap();
-        assert_eq!(gpu.backend().quotient([&a, &b, &c], n, None).unwrap(), want, "quotient 2^{lg}");
+        let want = CpuCompute.quotient([&a, &b, &c], n).unwrap();
+        assert_eq!(gpu.compute().quotient([&a, &b, &c], n).unwrap(), want, "quotient 2^{lg}");
     }
 }
 
@@ -139,7 +140,7 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
         let bases = random_bases(n, s + lg as u64);
         let scalars = random_scalars(n, s + 100 + lg as u64);
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &scalars);
-        assert_eq!(gpu.backend().msm_g1(&bases, &scalars).unwrap(), want, "MSM 2^{lg}, random scalars");
+        assert_eq!(gpu.compute().msm::<G1>(&bases, &scalars).unwrap(), want, "MSM 2^{lg}, random scalars");
         eprintln!("MSM 2^{lg} random scalars: match");
     }
     let lg = 16.min(max);
@@ -167,14 +168,14 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
         ("90 % equal to 3", &skewed),
     ] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, sc);
-        assert_eq!(gpu.backend().msm_g1(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");
+        assert_eq!(gpu.compute().msm::<G1>(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");
         eprintln!("MSM 2^{lg} {name}: match");
     }
-    assert!(bool::from(gpu.backend().msm_g1(&bases, &zeros).unwrap().is_identity()));
+    assert!(bool::from(gpu.compute().msm::<G1>(&bases, &zeros).unwrap().is_identity()));
     // Every scalar = 1 on one repeated base: a single huge bucket.
     let same = vec![bases[1]; n];
     let ones = vec![Scalar::ONE; n];
-    assert_eq!(gpu.backend().msm_g1(&same, &ones).unwrap(), G1Projective::from(bases[1]) * Scalar::from(n as u64));
+    assert_eq!(gpu.compute().msm::<G1>(&same, &ones).unwrap(), G1Projective::from(bases[1]) * Scalar::from(n as u64));
 }
 
 /// Every block size, K and window width (including K
@@ -218,7 +219,7 @@ fn gpu_msm_launch_choices_match_cpu() {
         .map(|(i, r)| if i % 10 == 0 { r } else { Scalar::from(2u64) })
         .collect();
     let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &skewed);
-    assert_eq!(gpu.backend().msm_g1(&bases, &skewed).unwrap(), want, "MSM 2^18, 90 % equal to 2");
+    assert_eq!(gpu.compute().msm::<G1>(&bases, &skewed).unwrap(), want, "MSM 2^18, 90 % equal to 2");
     eprintln!("MSM 2^18, 90 % of scalars equal to 2: match");
 }
 
@@ -235,19 +236,19 @@ fn gpu_batch_addition_matches_cpu() {
         bases[10] = bases[9];
         let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
         let want = cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap);
-        assert_eq!(gpu.backend().batch_add_g1(&bases, &bitmap).unwrap(), want, "G1 batch addition 2^{lg} - 7");
+        assert_eq!(gpu.compute().batch_add::<G1>(&bases, &bitmap).unwrap(), want, "G1 batch addition 2^{lg} - 7");
         let mut g2 = random_g2_bases(n, s + 50 + lg as u64);
         g2[3] = G2Affine::identity();
         g2[10] = g2[9];
         let want2 = cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap);
-        assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), want2, "G2 batch addition 2^{lg} - 7");
+        assert_eq!(gpu.compute().batch_add::<G2>(&g2, &bitmap).unwrap(), want2, "G2 batch addition 2^{lg} - 7");
         eprintln!("batch addition 2^{lg} - 7: G1 and G2 match");
     }
     // Every bit set on one repeated base: doublings all the way.
     let same = vec![random_g2_bases(1, s + 77)[0]; 1000];
     let all = vec![u64::MAX; 1000usize.div_ceil(64)];
     let want = G2Projective::from(same[0]) * Scalar::from(1000u64);
-    assert_eq!(gpu.backend().batch_add_g2(&same, &all).unwrap(), want, "G2 batch addition of one repeated base");
+    assert_eq!(gpu.compute().batch_add::<G2>(&same, &all).unwrap(), want, "G2 batch addition of one repeated base");
 }
 
 #[test]
@@ -263,14 +264,14 @@ fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
             return;
         }
     };
-    assert!(gpu.backend().g2_msm_on_device());
+    assert_eq!(gpu.call().placement().g2_msm, supraseal_c2::backend::Place::Device);
     let s = seed();
     for lg in (10..=max_log().min(20)).step_by(2) {
         let n = 1usize << lg;
         let bases = random_g2_bases(n, s + lg as u64);
         let scalars = random_scalars(n, s + 200 + lg as u64);
         let want = cpu_msm::msm::<cpu_msm::G2>(&bases, &scalars);
-        assert_eq!(gpu.backend().msm_g2(&bases, &scalars).unwrap(), want, "G2 MSM 2^{lg}, random scalars");
+        assert_eq!(gpu.compute().msm::<G2>(&bases, &scalars).unwrap(), want, "G2 MSM 2^{lg}, random scalars");
         eprintln!("G2 MSM 2^{lg} random scalars: match");
     }
     let n = 1usize << 14.min(max_log());
@@ -285,10 +286,10 @@ fn gpu_g2_msm_matches_cpu_on_random_and_special_inputs() {
     let zeros = vec![Scalar::ZERO; n];
     for (name, sc) in [("mostly 0/1", mostly_bits(n, &mut rng)), ("all zero", zeros.clone()), ("random, infinity + repeated bases", random_scalars(n, s + 10))] {
         let want = cpu_msm::msm::<cpu_msm::G2>(&bases, &sc);
-        assert_eq!(gpu.backend().msm_g2(&bases, &sc).unwrap(), want, "G2 MSM {n}, {name}");
+        assert_eq!(gpu.compute().msm::<G2>(&bases, &sc).unwrap(), want, "G2 MSM {n}, {name}");
         eprintln!("G2 MSM {n} {name}: match");
     }
-    assert!(bool::from(gpu.backend().msm_g2(&bases, &zeros).unwrap().is_identity()));
+    assert!(bool::from(gpu.compute().msm::<G2>(&bases, &zeros).unwrap().is_identity()));
 }
 
 #[test]
@@ -299,12 +300,13 @@ fn gpu_memory_is_returned_after_operations() {
     let bases = random_bases(1 << 16, 1);
     let scalars = random_scalars(1 << 16, 2);
     for _ in 0..5 {
-        gpu.backend().msm_g1(&bases, &scalars).unwrap();
-        gpu.backend().quotient([&scalars, &scalars, &scalars], 1 << 16, None).unwrap();
+        gpu.compute().msm::<G1>(&bases, &scalars).unwrap();
+        gpu.compute().quotient([&scalars, &scalars, &scalars], 1 << 16).unwrap();
     }
     // What the pipeline does at the end of every phase 2: wait, then return
     // the pool's cached memory (what is still allocated stays).
-    gpu.backend().end_compute().unwrap();
+    let locks = supraseal_c2::locks::GpuLocks::default();
+    gpu.call().end_compute(&locks.compute_only()).unwrap();
     let after = gpu.free_bytes().unwrap();
     eprintln!("free VRAM before {before} after {after}");
     assert!(after + (64 << 20) >= before, "free VRAM dropped from {before} to {after}");
@@ -414,23 +416,23 @@ fn gpu_chunked_msm_and_batch_addition_match_cpu() {
     bases[8191] = G1Affine::identity();
     bases[8192] = bases[8191 - 100];
     for (name, sc) in [("random", random_scalars(n, s + 33)), ("mostly 0/1", mostly_bits(n, &mut rng))] {
-        assert_eq!(gpu.backend().msm_g1(&bases, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G1>(&bases, &sc), "G1 MSM over 4 chunks, {name}");
+        assert_eq!(gpu.compute().msm::<G1>(&bases, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G1>(&bases, &sc), "G1 MSM over 4 chunks, {name}");
     }
     let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
-    assert_eq!(gpu.backend().batch_add_g1(&bases, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap), "G1 batch addition over 4 chunks");
+    assert_eq!(gpu.compute().batch_add::<G1>(&bases, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap), "G1 batch addition over 4 chunks");
     let m = 2 * 4096 + 3;
     let g2 = random_g2_bases(m, s + 34);
     let sc = random_scalars(m, s + 35);
-    assert_eq!(gpu.backend().msm_g2(&g2, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2 MSM over 3 chunks");
-    assert_eq!(gpu.backend().batch_add_g2(&g2, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap), "G2 batch addition over 3 chunks");
+    assert_eq!(gpu.compute().msm::<G2>(&g2, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2 MSM over 3 chunks");
+    assert_eq!(gpu.compute().batch_add::<G2>(&g2, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G2>(&g2, &bitmap), "G2 batch addition over 3 chunks");
     // The batch additions of 17 circuits over the same bases (two passes: 16
     // circuits, then 1), one bitmap repeated and one empty.
     let mut bitmaps: Vec<Vec<u64>> = (0..17).map(|_| (0..n.div_ceil(64)).map(|_| rng.gen()).collect()).collect();
     bitmaps[5] = bitmaps[2].clone();
     bitmaps[9] = vec![0; n.div_ceil(64)];
     let views: Vec<&[u64]> = bitmaps.iter().map(Vec::as_slice).collect();
-    let got = gpu.backend().batch_add_g1_many(&bases, &views).unwrap();
-    let got2 = gpu.backend().batch_add_g2_many(&g2, &views).unwrap();
+    let got = gpu.compute().batch_add_many::<G1>(&bases, &views).unwrap();
+    let got2 = gpu.compute().batch_add_many::<G2>(&g2, &views).unwrap();
     assert_eq!((got.len(), got2.len()), (17, 17));
     for (i, m) in views.iter().enumerate() {
         assert_eq!(got[i], cpu_msm::batch_add::<cpu_msm::G1>(&bases, m), "G1 batch addition of circuit {i} of 17, 4 chunks");
@@ -469,7 +471,9 @@ fn gpu_phase2_peak_is_within_the_formula() {
     let scalars = random_scalars(n, s + 45);
     let mut rng = ChaCha20Rng::seed_from_u64(s + 46);
     let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
-    gpu.backend().end_compute().unwrap();
+    let locks = supraseal_c2::locks::GpuLocks::default();
+    let compute = locks.compute_only();
+    gpu.call().end_compute(&compute).unwrap();
     let base = gpu.used_bytes().unwrap();
     let (stop, high) = (AtomicBool::new(false), AtomicUsize::new(base));
     std::thread::scope(|scope| {
@@ -478,13 +482,13 @@ fn gpu_phase2_peak_is_within_the_formula() {
                 high.fetch_max(gpu.used_bytes().unwrap(), Ordering::Relaxed);
             }
         });
-        let b = gpu.backend();
-        b.quotient_msm([&abc[0], &abc[1], &abc[2]], n, None, &bases[..n - 1], &mut || {}).unwrap();
-        b.msm_g1(&bases, &scalars).unwrap();
-        b.batch_add_g1(&bases, &bitmap).unwrap();
-        b.batch_add_g2(&g2, &bitmap).unwrap();
-        b.msm_g2(&g2, &scalars[..n / 4]).unwrap();
-        b.end_compute().unwrap();
+        let (b, c) = (gpu.call(), gpu.compute());
+        b.quotient_msm(&compute, [&abc[0], &abc[1], &abc[2]], n, None, &bases[..n - 1], &mut || {}).unwrap();
+        c.msm::<G1>(&bases, &scalars).unwrap();
+        c.batch_add::<G1>(&bases, &bitmap).unwrap();
+        c.batch_add::<G2>(&g2, &bitmap).unwrap();
+        c.msm::<G2>(&g2, &scalars[..n / 4]).unwrap();
+        b.end_compute(&compute).unwrap();
         stop.store(true, Ordering::Relaxed);
     });
     let got = high.load(Ordering::Relaxed) - base;

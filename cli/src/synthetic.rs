@@ -157,7 +157,7 @@ impl Shape {
 
     /// Host memory a proof on the CPU backend adds while it computes the
     /// quotient: a, b and c padded to the domain, 32 bytes per element
-    /// (`CpuBackend::quotient`). The GPU backend computes it on the device.
+    /// (`CpuCompute::quotient`). The GPU backend computes it on the device.
     pub fn cpu_quotient_bytes(&self) -> u64 {
         (3 * 32) << self.log_domain
     }

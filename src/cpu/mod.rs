@@ -3,22 +3,30 @@
 pub mod msm;
 pub mod ntt;
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::backend::{Abc, Backend};
+use crate::backend::{Abc, Backend, BackendKind, Clock, Compute, Group};
 use crate::error::Result;
 use crate::threads::in_cpu_pool;
 
-/// Proves on the host's cores, in the library's CPU pool
+/// The CPU's arithmetic, in the library's CPU pool
 /// ([`crate::threads::in_cpu_pool`]): phase 2 runs with the compute lock
 /// held, and its parallel work must not be queued on the caller's pool
 /// (rayon's global pool for a plain thread), whose workers may be callers
 /// waiting for that lock. (A caller inside a rayon pool proves on a plain
 /// thread of its own: `pipeline::select`.)
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CpuBackend;
+pub struct CpuCompute;
+
+/// One proving call on the CPU: nothing to pin or stage (phases 0, 1 and 3
+/// are empty), the arithmetic of [`CpuCompute`], every part of B′ in G2 on
+/// the CPU thread.
+#[derive(Debug, Default)]
+pub struct CpuCall {
+    clock: Clock,
+}
 
 fn padded(v: &[Scalar], n: usize) -> Vec<Scalar> {
     let mut out = Vec::with_capacity(n);
@@ -27,36 +35,39 @@ fn padded(v: &[Scalar], n: usize) -> Vec<Scalar> {
     out
 }
 
-impl Backend for CpuBackend {
-    /// The CPU stages nothing (phase 1 is empty).
-    type Staged = std::convert::Infallible;
-
-    fn kind(&self) -> crate::backend::BackendKind {
-        crate::backend::BackendKind::Cpu
-    }
-
-    fn quotient(&self, abc: Abc<'_>, n: usize, _staged: Option<Self::Staged>) -> Result<Vec<Scalar>> {
+impl Compute for CpuCompute {
+    fn quotient(&self, abc: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
         Ok(in_cpu_pool(|| quotient(abc, n)))
     }
 
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
-        Ok(in_cpu_pool(|| msm::msm::<msm::G1>(bases, scalars)))
+    fn msm<G: Group>(&self, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
+        Ok(in_cpu_pool(|| msm::msm::<G>(bases, scalars)))
     }
 
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
-        Ok(in_cpu_pool(|| msm::msm::<msm::G2>(bases, scalars)))
-    }
-
-    fn batch_add_g1(&self, bases: &[G1Affine], bitmap: &[u64]) -> Result<G1Projective> {
-        Ok(in_cpu_pool(|| msm::batch_add::<msm::G1>(bases, bitmap)))
-    }
-
-    fn batch_add_g2(&self, bases: &[G2Affine], bitmap: &[u64]) -> Result<G2Projective> {
-        Ok(in_cpu_pool(|| msm::batch_add::<msm::G2>(bases, bitmap)))
+    fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
+        Ok(in_cpu_pool(|| msm::batch_add::<G>(bases, bitmap)))
     }
 }
 
-/// See [`Backend::quotient`].
+impl Backend for CpuCall {
+    /// The CPU stages nothing (phase 1 is empty).
+    type Staged = std::convert::Infallible;
+    type Compute = CpuCompute;
+
+    fn compute(&self) -> &CpuCompute {
+        &CpuCompute
+    }
+
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+}
+
+/// See [`Compute::quotient`].
 fn quotient([a, b, c]: Abc<'_>, n: usize) -> Vec<Scalar> {
     let to_coset = |v: &[Scalar]| {
         let mut e = padded(v, n);

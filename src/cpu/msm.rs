@@ -8,8 +8,6 @@
 //! affine bulk addition (one batched inversion per tree level), also split
 //! over threads.
 
-use std::ops::AddAssign;
-
 use blst::{blst_fr, blst_scalar, blst_scalar_from_fr, limb_t};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
@@ -19,11 +17,7 @@ use rayon::prelude::*;
 const MIN_CHUNK: usize = 1 << 10;
 
 /// A group the CPU backend runs MSMs in: G1 or G2 of BLS12-381.
-pub trait Curve {
-    /// Affine points as stored in the SRS (blstrs types, Montgomery form).
-    type Affine: Copy + Send + Sync;
-    /// Accumulator type.
-    type Projective: Group + Send + for<'a> AddAssign<&'a Self::Affine>;
+pub trait Curve: Points {
     /// One single-threaded blst Pippenger over contiguous arrays of equal length ≥ 1.
     fn pippenger(bases: &[Self::Affine], scalars: &[blst_scalar]) -> Self::Projective;
     /// Σ of the points (blst's `blst_p{1,2}s_add`: affine additions in a
@@ -32,7 +26,7 @@ pub trait Curve {
     fn sum(points: &[&Self::Affine]) -> Self::Projective;
 }
 
-pub use crate::curve::{G1, G2};
+pub use crate::curve::{Points, G1, G2};
 
 macro_rules! blst_pippenger {
     ($bases:expr, $scalars:expr, $affine:ty, $proj:ty, $raw:ty, $raw_affine:ty, $mult:path, $sizeof:path) => {{
@@ -70,8 +64,6 @@ macro_rules! blst_sum {
 }
 
 impl Curve for G1 {
-    type Affine = G1Affine;
-    type Projective = G1Projective;
     fn pippenger(bases: &[G1Affine], scalars: &[blst_scalar]) -> G1Projective {
         blst_pippenger!(bases, scalars, G1Affine, G1Projective, blst::blst_p1, blst::blst_p1_affine,
             blst::blst_p1s_mult_pippenger, blst::blst_p1s_mult_pippenger_scratch_sizeof)
@@ -82,8 +74,6 @@ impl Curve for G1 {
 }
 
 impl Curve for G2 {
-    type Affine = G2Affine;
-    type Projective = G2Projective;
     fn pippenger(bases: &[G2Affine], scalars: &[blst_scalar]) -> G2Projective {
         blst_pippenger!(bases, scalars, G2Affine, G2Projective, blst::blst_p2, blst::blst_p2_affine,
             blst::blst_p2s_mult_pippenger, blst::blst_p2s_mult_pippenger_scratch_sizeof)

@@ -44,7 +44,7 @@ impl Exec {
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, self.phase, std::mem::size_of_val(host), what)?;
         // SAFETY: every element is written by the copy before any read.
-        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, host.len(), what) }?;
+        let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(&self.stream, host.len(), what) }?;
         self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
         Ok(d)
     }
@@ -57,7 +57,7 @@ impl Exec {
     ) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
         // SAFETY: zeroed below before any read.
-        let mut d = unsafe { self.gpu.alloc_in::<T>(&self.gpu.compute_pool, &self.stream, n.max(1), what) }?;
+        let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(&self.stream, n.max(1), what) }?;
         self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;
         Ok(d)
     }

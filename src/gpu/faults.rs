@@ -48,7 +48,7 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
     let _ = phase;
     // `bytes == 0`: a reused buffer, counted for fault injection only.
     if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
-        let (free, total) = gpu.available()?;
+        let (free, total) = gpu.memory.available()?;
         let used = total.saturating_sub(free);
         if used + bytes > limit {
             return Err(Error::cuda(

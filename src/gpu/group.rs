@@ -2,20 +2,16 @@
 //! shared [`crate::curve`] markers): host types, device point sizes, the
 //! kernels of each group, and how a Jacobian result comes back to blst.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use group::Group;
+use blstrs::{G1Projective, G2Projective};
 
 use super::kernels::Kernel;
 use super::words::Limbs;
-pub use crate::curve::{G1, G2};
+pub use crate::curve::{Points, G1, G2};
 
 /// A group the kernels are instantiated for: its host types, the sizes of
 /// its device points in u64 words and its kernel names.
-pub trait DeviceGroup {
-    /// Affine bases as blst stores them (infinity all zero).
-    type Affine: Limbs + Sync;
-    /// Host projective points (blst Jacobian).
-    type Projective: Group + Copy;
+/// (Affine bases: blst's layout, infinity all zero, read as u64 limbs.)
+pub trait DeviceGroup: Points<Affine: Limbs> {
     /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
     const XYZZ_WORDS: usize;
     const JAC_WORDS: usize;
@@ -32,8 +28,6 @@ pub trait DeviceGroup {
 
 
 impl DeviceGroup for G1 {
-    type Affine = G1Affine;
-    type Projective = G1Projective;
     const XYZZ_WORDS: usize = 24;
     const JAC_WORDS: usize = 18;
     const BATCH_ADD: Kernel = Kernel::G1BatchAdd;
@@ -54,8 +48,6 @@ impl DeviceGroup for G1 {
 }
 
 impl DeviceGroup for G2 {
-    type Affine = G2Affine;
-    type Projective = G2Projective;
     const XYZZ_WORDS: usize = 48;
     const JAC_WORDS: usize = 36;
     const BATCH_ADD: Kernel = Kernel::G2BatchAdd;

@@ -5,7 +5,7 @@
 use blstrs::{G1Affine, Scalar};
 
 #[cfg(supraseal_gpu)]
-use super::backend::GpuBackend;
+use super::call::GpuCall;
 #[cfg(supraseal_gpu)]
 use super::words::{from_limbs, limbs};
 #[cfg(supraseal_gpu)]
@@ -17,7 +17,7 @@ use crate::error::Result;
 /// build without kernels (or on a machine without a GPU) `open` says why.
 pub struct GpuBackendHandle {
     #[cfg(supraseal_gpu)]
-    inner: GpuBackend,
+    inner: GpuCall,
     #[cfg(not(supraseal_gpu))]
     never: std::convert::Infallible,
 }
@@ -33,7 +33,7 @@ impl GpuBackendHandle {
     pub fn open_with(ordinal: usize, settings: crate::config::Settings) -> std::result::Result<Self, String> {
         #[cfg(supraseal_gpu)]
         {
-            let inner = GpuBackend::new(ordinal, settings).map_err(|e| e.message)?;
+            let inner = GpuCall::new(ordinal, settings).map_err(|e| e.message)?;
             inner.skip_phase1();
             Ok(GpuBackendHandle { inner })
         }
@@ -44,16 +44,29 @@ impl GpuBackendHandle {
         }
     }
 
-    /// The backend (as the pipeline uses it).
+    /// The call (as the pipeline uses it).
     #[cfg(supraseal_gpu)]
-    pub fn backend(&self) -> &GpuBackend {
+    pub fn call(&self) -> &GpuCall {
         &self.inner
     }
 
-    /// The backend (as the pipeline uses it); never reached in a build
+    /// The call (as the pipeline uses it); never reached in a build
     /// without kernels, where [`GpuBackendHandle::open`] fails.
     #[cfg(not(supraseal_gpu))]
-    pub fn backend(&self) -> &crate::cpu::CpuBackend {
+    pub fn call(&self) -> &crate::cpu::CpuCall {
+        match self.never {}
+    }
+
+    /// The device's arithmetic on the call's compute stream.
+    #[cfg(supraseal_gpu)]
+    pub fn compute(&self) -> &super::exec::Exec {
+        self.inner.exec()
+    }
+
+    /// The arithmetic; never reached in a build without kernels, where
+    /// [`GpuBackendHandle::open`] fails.
+    #[cfg(not(supraseal_gpu))]
+    pub fn compute(&self) -> &crate::cpu::CpuCompute {
         match self.never {}
     }
 
@@ -204,13 +217,13 @@ impl GpuBackendHandle {
         }
     }
 
-    /// Device bytes the library's pools hold in allocations ([`device::Gpu::pools_in_use`]):
+    /// Device bytes the library's pools hold in allocations ([`super::memory::DeviceMemory::pools_in_use`]):
     /// a leak shows here exactly, unlike free memory, which also moves with the
     /// driver's own lazy reservations (2 MiB at a time).
     pub fn pool_bytes_in_use(&self) -> usize {
         #[cfg(supraseal_gpu)]
         {
-            self.inner.exec().gpu.pools_in_use()
+            self.inner.exec().gpu.memory.pools_in_use()
         }
         #[cfg(not(supraseal_gpu))]
         {

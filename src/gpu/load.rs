@@ -84,7 +84,7 @@ impl LoadDevice {
             f(&self.exec)
         };
         if gpu.active.load(SeqCst) == 0 {
-            let _ = gpu.trim_pool();
+            let _ = gpu.memory.trim_pool();
         }
         out
     }

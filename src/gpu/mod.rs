@@ -7,17 +7,18 @@
 //! registrations in [`device::HostRegistration`] and converts driver errors;
 //! [`exec`] is one call's stream on it; [`ntt`] and [`msm`] drive the
 //! kernels; [`pins`] page-locks callers' buffers once per range for the
-//! process; [`stage`]'s [`stage::Stager`] pins and pre-stages a call's inputs
-//! (phases 0, 1, 3 of docs/ARCHITECTURE.md §5); [`backend::GpuBackend`]
-//! implements the pipeline's [`crate::backend::Backend`] on those. The NTTs,
+//! process; [`call::GpuCall`] owns one proving call on a device from pin to
+//! unpin and implements the pipeline's [`crate::backend::Backend`] (its
+//! compute stream, [`exec::Exec`], is the GPU's [`crate::backend::Compute`]),
+//! with phases 0, 1 and 3 of docs/ARCHITECTURE.md §5 in [`stage`]. The NTTs,
 //! the G1 MSMs and the batch additions (G1 and G2) run on the device; the G2
 //! MSMs of B′ stay on CPU threads, as in the reference, unless
 //! `SUPRASEAL_C2_G2_MSM=gpu` moves them to the device.
 
 #[cfg(supraseal_gpu)]
-pub mod backend;
-#[cfg(supraseal_gpu)]
 pub mod batch_add;
+#[cfg(supraseal_gpu)]
+pub mod call;
 #[cfg(supraseal_gpu)]
 pub mod device;
 #[cfg(supraseal_gpu)]
@@ -31,6 +32,8 @@ mod harness;
 #[cfg(supraseal_gpu)]
 pub mod kernels;
 mod load;
+#[cfg(supraseal_gpu)]
+pub mod memory;
 #[cfg(supraseal_gpu)]
 pub mod msm;
 #[cfg(supraseal_gpu)]
@@ -50,7 +53,7 @@ pub mod tuning;
 pub mod words;
 
 #[cfg(supraseal_gpu)]
-pub use backend::GpuBackend;
+pub use call::GpuCall;
 #[cfg(feature = "tools")]
 pub use harness::GpuBackendHandle;
 pub use load::subgroup_device;

@@ -290,7 +290,7 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
 ) -> Result<T> {
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
     let words = G::Affine::WORDS;
-    if let Some(key) = gpu.settings.key_resident.then(|| gpu.gpu.resident_key()).flatten() {
+    if let Some(key) = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten() {
         if let Some(view) = key.find(bases) {
             let run = (|| {
                 let mut acc = init;

@@ -47,7 +47,7 @@ impl std::ops::DerefMut for ScalarBuf {
 impl Drop for ScalarBuf {
     fn drop(&mut self) {
         if let (Some(buf), Some(gpu)) = (self.buf.take(), self.lender.take()) {
-            gpu.keep_idle_stage(buf);
+            gpu.memory.keep_idle_stage(buf);
         }
     }
 }

@@ -22,14 +22,13 @@ use std::ffi::c_void;
 
 use blstrs::Scalar;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
-use cudarc::driver::CudaStream;
 
 use super::device::{cuda_err, Gpu, HostRegistration, Registration};
 use super::pins::{self, PinLease};
-use super::exec::Exec;
+use super::call::GpuCall;
 use super::faults::check_alloc;
 use super::words::limbs;
 pub use super::scalar_buf::ScalarBuf;
@@ -131,15 +130,15 @@ pub struct StagedAbc {
     pub b: ScalarBuf,
     pub c: ScalarBuf,
     /// Per vector (a, b, c): its copy from a pageable host buffer is still
-    /// to be made through the staging ring ([`Stager::fill`]); the padding
+    /// to be made through the staging ring ([`GpuCall::fill_ring`]); the padding
     /// is written.
     pub unfilled: [bool; 3],
 }
 
 /// How one circuit's a/b/c go up, decided in phase 0 or by the pinning
-/// thread ([`Stager::pin`]), with its holds on ranges this library
+/// thread ([`GpuCall::pin`]), with its holds on ranges this library
 /// registered ([`pins`]; none with the staging ring).
-struct CircuitPins {
+pub(super) struct CircuitPins {
     _leases: Vec<PinLease>,
     /// The circuit may be staged ahead of its turn: its buffers are all
     /// page-locked, or the ring copies them.
@@ -149,62 +148,29 @@ struct CircuitPins {
     direct: [bool; 3],
 }
 
-/// Phases 0, 1 and 3 of one GPU call: its upload stream, its circuits'
-/// page-locked a/b/c, what it knows of its key (set in phase 0) and the
-/// record of phase 1's steps. Phase 2 takes what phase 1 staged (and what
-/// [`Stager::prefetch`] staged ahead) as [`StagedAbc`] values.
-pub struct Stager {
-    upload: Arc<CudaStream>,
-    /// By circuit index: `None` until pinned, and again once unpinned.
-    pins: Mutex<Vec<Option<CircuitPins>>>,
-    /// Phase 1 step by step in ms (see `Backend::stage_detail`).
-    detail: Mutex<String>,
-    /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
-    awaiting: AtomicBool,
-    /// The key's vector lengths, for phase 1's reserve.
-    key_shape: Mutex<KeyShape>,
-    /// The key's host vectors, for phase 1's residency.
-    key_plan: Mutex<KeyPlan>,
-}
-
-impl Stager {
-    /// A stager for one call on `gpu`, with a new upload stream; counted as
-    /// a call awaiting phase 1 until [`Stager::done`].
-    pub fn new(gpu: &Gpu) -> Result<Stager> {
-        let upload = gpu.new_stream()?;
-        gpu.awaiting_stage.fetch_add(1, Ordering::SeqCst);
-        Ok(Stager {
-            upload,
-            pins: Default::default(),
-            detail: Default::default(),
-            awaiting: AtomicBool::new(true),
-            key_shape: Default::default(),
-            key_plan: Default::default(),
-        })
-    }
-
-    /// The call's upload stream (phase 1's copies).
-    pub fn upload(&self) -> &Arc<CudaStream> {
-        &self.upload
-    }
-
+impl GpuCall {
     /// This call no longer waits for phase 1 (idempotent).
-    pub fn done(&self, gpu: &Gpu) {
+    pub(super) fn done(&self) {
         if self.awaiting.swap(false, Ordering::SeqCst) {
-            gpu.awaiting_stage.fetch_sub(1, Ordering::SeqCst);
+            self.exec.gpu.awaiting_stage.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
-    /// Phase 0, per key: records its shape and vectors and pins them ([`pin_key`]).
-    pub fn set_key(&self, gpu: &Arc<Gpu>, srs: &crate::srs::Srs) {
-        *self.key_shape.lock().unwrap_or_else(|p| p.into_inner()) = KeyShape::of(srs);
-        *self.key_plan.lock().unwrap_or_else(|p| p.into_inner()) = KeyPlan::of(srs);
+    /// Phase 0, per key: records its shape and vectors (once per call) and
+    /// pins them ([`pin_key`]).
+    pub(super) fn set_key(&self, srs: &crate::srs::Srs) {
+        let _ = self.key.set((KeyShape::of(srs), KeyPlan::of(srs)));
         resident::watch(srs);
-        pin_key(gpu, srs);
+        pin_key(&self.exec.gpu, srs);
+    }
+
+    /// The key's vector lengths (zero before phase 0: direct use by tests).
+    fn key_shape(&self) -> KeyShape {
+        self.key.get().map(|k| k.0).unwrap_or_default()
     }
 
     /// Phase 1's steps, for the call's report.
-    pub fn detail(&self) -> Option<String> {
+    pub(super) fn detail(&self) -> Option<String> {
         let d = self.detail.lock().unwrap_or_else(|p| p.into_inner());
         (!d.is_empty()).then(|| format!("{d} ms"))
     }
@@ -219,8 +185,9 @@ impl Stager {
     /// its owner is used as it is; a refusal leaves only that range pageable.
     /// Returns why the circuit is not wholly page-locked, if it is not (its
     /// uploads then run from pageable memory, in phase 2).
-    pub fn pin(&self, exec: &Exec, ci: usize, abc: &Abc<'_>) -> Option<String> {
-        if self.ring(exec).is_some() {
+    pub(super) fn pin(&self, ci: usize, abc: &Abc<'_>) -> Option<String> {
+        let exec = &self.exec;
+        if self.ring().is_some() {
             let direct = abc.map(|v| v.is_empty() || exec.gpu.is_page_locked(v.as_ptr() as *const c_void, std::mem::size_of_val(v)));
             self.record_pins(ci, CircuitPins { _leases: Vec::new(), usable: true, direct });
             return None;
@@ -253,8 +220,8 @@ impl Stager {
 
     /// The device's staging ring, unless this call registers its inputs
     /// (`SUPRASEAL_C2_HOST_STAGING=register`).
-    fn ring<'g>(&self, exec: &'g Exec) -> Option<&'g super::staging::StagingRing> {
-        (!exec.settings.register_inputs).then(|| exec.gpu.staging()).flatten()
+    fn ring(&self) -> Option<&super::staging::StagingRing> {
+        (!self.exec.settings.register_inputs).then(|| self.exec.gpu.staging()).flatten()
     }
 
     /// Whether circuit `ci` may be staged ahead now: (`.0`) it is wholly
@@ -271,7 +238,8 @@ impl Stager {
     /// ring's filler threads; returns once every copy is enqueued. Nothing
     /// to do for vectors already filled or copied directly. Returns the
     /// bytes it copied.
-    pub fn fill(&self, exec: &Exec, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<usize> {
+    pub(super) fn fill_ring(&self, [a, b, c]: &Abc<'_>, staged: &mut StagedAbc) -> Result<usize> {
+        let exec = &self.exec;
         if !staged.unfilled.contains(&true) {
             return Ok(0);
         }
@@ -300,9 +268,10 @@ impl Stager {
     /// new zero-padded buffer of `n` scalars on the compute stream: through
     /// the staging ring when the call uses it and the buffer is pageable,
     /// else directly (asynchronous only from page-locked memory).
-    pub fn upload_padded(&self, exec: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<ScalarBuf> {
+    pub(super) fn upload_padded(&self, v: &[Scalar], n: usize, what: &str) -> Result<ScalarBuf> {
+        let exec = &self.exec;
         let bytes = std::mem::size_of_val(v);
-        match self.ring(exec) {
+        match self.ring() {
             Some(ring) if bytes > 0 && !exec.gpu.is_page_locked(v.as_ptr() as *const c_void, bytes) => {
                 let mut d = exec.zeros::<u64>(4 * n, what)?;
                 ring.fill(&exec.gpu, &exec.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
@@ -314,7 +283,7 @@ impl Stager {
 
     /// Lets go of circuit `ci`'s pins. The caller has seen every copy from
     /// its buffers complete (its quotient was synchronised).
-    pub fn unpin_circuit(&self, ci: usize) {
+    pub(super) fn unpin_circuit_pins(&self, ci: usize) {
         let taken = {
             let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
             pins.get_mut(ci).and_then(Option::take)
@@ -325,7 +294,8 @@ impl Stager {
     /// Phase 3 (and drop): waits for this call's two streams, then lets go
     /// of every pin left. Errors are ignored: the buffers stay the caller's
     /// either way.
-    pub fn unpin(&self, exec: &Exec) {
+    pub(super) fn unpin_all(&self) {
+        let exec = &self.exec;
         let pins = std::mem::take(&mut *self.pins.lock().unwrap_or_else(|p| p.into_inner()));
         if pins.iter().all(Option::is_none) {
             return;
@@ -337,13 +307,14 @@ impl Stager {
     }
 
     /// Phase 1, see [`crate::backend::Backend::prestage`].
-    pub fn prestage(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
-        let admission = self.admit(exec, inputs, n);
-        self.done(&exec.gpu);
+    pub(super) fn prestage_inputs(&self, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        let admission = self.admit(inputs, n);
+        self.done();
         admission
     }
 
-    fn admit(&self, exec: &Exec, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+    fn admit(&self, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        let exec = &self.exec;
         let settings = &exec.settings;
         // The circuits stageable so far, from the first: an N-circuit call
         // sorts (or pins) its circuits one after another, the first in phase 0.
@@ -351,25 +322,15 @@ impl Stager {
         let one = 3 * n * std::mem::size_of::<Scalar>();
         let need = pinned.max(1) * one;
         let t = std::time::Instant::now();
-        let available = exec.gpu.available().map(|m| (m, exec.gpu.stage_cached()));
+        let room = exec.gpu.memory.room(n, &self.key_shape(), settings, need);
         self.step("info", t);
-        let ((free, total), stage_cached) = match available {
-            Ok(m) => m,
+        let room = match room {
+            Ok(r) => r,
             Err(e) => return Admission::Fallback(e.message),
         };
-        let key = *self.key_shape.lock().unwrap_or_else(|p| p.into_inner());
-        let peak = compute_peak_bytes(n, &key, settings);
-        let reserve = settings.vram_margin + peak;
-        // Idle pre-stage vectors of this size and the pre-stage pool's cache
-        // can serve only pre-stages, not a computing call's phase 2 (compute
-        // pool): count at most `need` of them. (`free` counts the cache, not
-        // the idle vectors: the driver sees those as in use.)
-        let idle = exec.gpu.idle_stage_bytes(4 * n);
-        let reusable = (stage_cached + idle).min(need);
-        let usable = free.saturating_sub(stage_cached) + reusable;
-        let avail = settings.effective_free(usable, total);
-        let compute_avail = settings.effective_free(free.saturating_sub(stage_cached), total);
-        let avail = avail - self.keep_key_resident(exec, resident::Room { avail, compute_avail, one_circuit: 3 * n * std::mem::size_of::<Scalar>(), reserve });
+        let reserve = room.reserve;
+        let avail = room.avail
+            - self.keep_key_resident(resident::Room { avail: room.avail, compute_avail: room.compute_avail, one_circuit: one, reserve });
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }
@@ -386,11 +347,11 @@ impl Stager {
         let k = ((avail - reserve) / one).min(pinned);
         // Device memory that new pool mappings may take: what admission
         // counted beyond the reserve, less the reusable memory it counted.
-        let new_room = avail - reserve - reusable.min(k * one);
-        self.grow_stage_pool(exec, 3 * k, n, new_room, stage_cached, idle);
+        let new_room = avail - reserve - room.reusable.min(k * one);
+        self.grow_stage_pool(3 * k, n, new_room, room.stage_cached, room.idle);
         let mut staged = Vec::with_capacity(k);
         for (ci, abc) in inputs[..k].iter().enumerate() {
-            match self.stage_one(exec, ci, abc, n) {
+            match self.stage_one(ci, abc, n) {
                 Ok(s) => staged.push(s),
                 // Dropping `staged` hands its vectors back to the idle list.
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
@@ -405,14 +366,15 @@ impl Stager {
 
     /// Phase 2 (compute lock held): stages circuit `ci`'s a, b, c on the
     /// upload stream, to go up while an earlier circuit of the call computes
-    /// (copies through the ring are left to [`Stager::fill`], which the
+    /// (copies through the ring are left to [`GpuCall::fill_ring`], which the
     /// pipeline runs beside the H-MSM). Only when the circuit is stageable
     /// (page-locked, or copied through the ring: a pageable copy would block
     /// this thread), pre-staging is on, no other call is in flight on the
     /// device (their admissions reserve a computing call's peak, not this
     /// memory), and free memory holds it beside a computing step's peak and
     /// the margin; else `None`, and the circuit's phase 2 uploads it.
-    pub fn prefetch(&self, exec: &Exec, ci: usize, abc: &Abc<'_>, n: usize) -> Option<StagedAbc> {
+    pub(super) fn prefetch_inputs(&self, ci: usize, abc: &Abc<'_>, n: usize) -> Option<StagedAbc> {
+        let exec = &self.exec;
         let settings = &exec.settings;
         let active = exec.gpu.active.load(Ordering::SeqCst);
         let skip = if !settings.prestage {
@@ -429,18 +391,14 @@ impl Stager {
             return None;
         }
         let one = 3 * n * std::mem::size_of::<Scalar>();
-        let key = *self.key_shape.lock().unwrap_or_else(|p| p.into_inner());
-        let reserve = settings.vram_margin + compute_peak_bytes(n, &key, settings);
-        let (free, total) = exec.gpu.available().ok()?;
-        let stage_cached = exec.gpu.stage_cached();
-        let reusable = (stage_cached + exec.gpu.idle_stage_bytes(4 * n)).min(one);
-        let avail = settings.effective_free(free.saturating_sub(stage_cached) + reusable, total);
+        let room = exec.gpu.memory.room(n, &self.key_shape(), settings, one).ok()?;
+        let (reserve, avail) = (room.reserve, room.avail);
         if one + reserve > avail {
             tracing::debug!(circuit = ci, one, reserve, avail, "no room to stage the next circuit ahead");
             return None;
         }
         let t = std::time::Instant::now();
-        match self.stage_one(exec, ci, abc, n) {
+        match self.stage_one(ci, abc, n) {
             Ok(staged) => {
                 tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = ?staged.unfilled, "next circuit staged ahead");
                 Some(staged)
@@ -469,7 +427,8 @@ impl Stager {
     /// growth. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (admission-checked
     /// here instead). This is a blocking driver call under the memory lock,
     /// made once per burst instead of once per call.
-    fn grow_stage_pool(&self, exec: &Exec, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize, idle: usize) {
+    fn grow_stage_pool(&self, own_vectors: usize, n: usize, new_room: usize, stage_cached: usize, idle: usize) {
+        let exec = &self.exec;
         let vec_bytes = 32 * n;
         let others = exec.gpu.awaiting_stage.load(std::sync::atomic::Ordering::SeqCst).saturating_sub(1);
         let idle_vectors = idle / vec_bytes;
@@ -481,8 +440,8 @@ impl Stager {
         while got < target {
             // SAFETY: handed out by `take_idle_stage` only to `stage_one`,
             // which writes every word before any read.
-            match unsafe { exec.gpu.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
-                Ok(d) => exec.gpu.keep_idle_stage(d),
+            match unsafe { exec.gpu.memory.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
+                Ok(d) => exec.gpu.memory.keep_idle_stage(d),
                 Err(_) => break,
             }
             got += 1;
@@ -494,8 +453,9 @@ impl Stager {
     /// bytes it took from the room (a new upload), else 0; logged in the
     /// call's phase-1 detail. With `SUPRASEAL_C2_KEY_RESIDENT=off` the call
     /// uploads nothing and reads no copy, but still releases one for room.
-    fn keep_key_resident(&self, exec: &Exec, room: resident::Room) -> usize {
-        let plan = self.key_plan.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    fn keep_key_resident(&self, room: resident::Room) -> usize {
+        let exec = &self.exec;
+        let plan = self.key.get().map(|k| k.1.clone()).unwrap_or_default();
         let t = std::time::Instant::now();
         // SAFETY: the plan is this call's key, which the call holds until it ends.
         match unsafe { resident::admit(&exec.gpu, &self.upload, &plan, room, exec.settings.key_resident) } {
@@ -522,12 +482,13 @@ impl Stager {
     /// Allocates circuit `ci`'s three vectors and writes their padding; a
     /// circuit copied directly has its copies enqueued too, one copied
     /// through the ring is left [`StagedAbc::unfilled`].
-    fn stage_one(&self, exec: &Exec, ci: usize, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+    fn stage_one(&self, ci: usize, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+        let exec = &self.exec;
         let gpu = &exec.gpu;
         let direct = self.stageable(ci).1;
         let one = |v: &[Scalar], direct: bool, what: &'static str| -> Result<ScalarBuf> {
             let t = std::time::Instant::now();
-            let mut d = match gpu.take_idle_stage(4 * n) {
+            let mut d = match gpu.memory.take_idle_stage(4 * n) {
                 Some(d) => {
                     let d = ScalarBuf::staged(d, gpu.clone());
                     // Counted for fault injection only (it takes no new
@@ -539,7 +500,7 @@ impl Stager {
                 None => {
                     check_alloc(gpu, &exec.settings, FaultPhase::Phase1, 32 * n, what)?;
                     // SAFETY: every word is written below (copy, then zero padding) before any read.
-                    let d = unsafe { gpu.stage_alloc(&self.upload, 4 * n, what) }?;
+                    let d = unsafe { gpu.memory.stage_alloc(&self.upload, 4 * n, what) }?;
                     self.step("alloc", t);
                     ScalarBuf::staged(d, gpu.clone())
                 }

@@ -12,7 +12,7 @@
 //! memory into them on CPU threads (`memcpy`) and each buffer goes up with
 //! `cuMemcpyHtoDAsync`, followed by an event that the next filler of the
 //! buffer waits on before writing it. A buffer the caller page-locked itself
-//! goes up directly (`Stager`), never through the ring.
+//! goes up directly (`GpuCall::pin`), never through the ring.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;

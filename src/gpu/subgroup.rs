@@ -57,7 +57,7 @@ pub fn bucket_sums<G: DeviceGroup>(
     assert!((2..=1 << 16).contains(&buckets), "subgroup: {buckets} buckets");
     let n = points.len();
     let (free, total) = gpu.mem_info()?;
-    let free = gpu.settings.effective_free(free + gpu.gpu.pool_cached(), total).saturating_sub(gpu.settings.vram_margin);
+    let free = gpu.settings.effective_free(free + gpu.gpu.memory.pool_cached(), total).saturating_sub(gpu.settings.vram_margin);
     let table = groups * buckets as usize;
     let table_bytes = 2 * table * 8 * G::XYZZ_WORDS;
     let fits = (free / 4).saturating_sub(table_bytes) / bytes_per_point::<G>();

@@ -11,11 +11,11 @@ use crate::threads::in_cpu_pool;
 use super::checks::Checks;
 use super::report::CallReport;
 use crate::assignment::Batch;
-use crate::backend::{Abc, Admission, Backend};
+use crate::backend::{Abc, Admission, Backend, Place, Step};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::groth16::{self, Intermediates, PhaseTimes, Plans};
-use crate::locks::{GpuLocks, LockMode};
+use crate::locks::{ComputeGuard, GpuLocks, LockMode, StageLock};
 use crate::log::round1;
 use crate::srs::Srs;
 
@@ -60,34 +60,32 @@ pub fn prove<B: Backend + ?Sized>(
         thread: std::thread::current().id(),
         error: None,
         stage_detail: None,
-        g2_msm: backend.g2_msm_placement(),
+        g2_msm: backend.placement().g2_msm_label(),
     };
+    let clock = backend.clock();
 
     // Phase 0: the first circuit's pins (the others are pinned one ahead
     // of the circuit computing, by the pinning thread below).
-    let t = Instant::now();
-    backend.pin_key(srs);
-    report.reason = backend.pin(0, inputs[0]);
-    report.times.pin = t.elapsed();
+    report.reason = clock.time(Step::Pin, || {
+        backend.pin_key(srs);
+        backend.pin(0, inputs[0])
+    });
     let (tx, rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let inputs_ref = &inputs;
     let checks = Checks::new(&batch.circuits);
     let checks = &checks;
-    let (g1, cpu, pin_time) = std::thread::scope(|scope| {
+    let (g1, cpu, pinner) = std::thread::scope(|scope| {
         if Checks::needed(&batch.circuits) {
             scope.spawn(move || checks.run(&batch.circuits));
         }
         let cpu = scope.spawn(move || {
-            let (plans, prep) = in_cpu_pool(|| {
-                let t = Instant::now();
-                (Arc::new(Plans::prepare(srs, batch)), t.elapsed())
-            });
+            let plans = clock.time(Step::Prep, || in_cpu_pool(|| Arc::new(Plans::prepare(srs, batch))));
             let _ = tx.send(plans.clone());
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
             // GPU), less the parts the backend runs on the device in phase 2.
             let t = Instant::now();
-            let g2 = groth16::G2Parts::on_host(backend).map(|parts| {
+            let g2 = groth16::G2Parts::on_host(backend.placement()).map(|parts| {
                 // Waited for here, outside the CPU pool: where the check
                 // pool cannot be built the checks run in the CPU pool, and a
                 // worker blocked on them would keep them from running once
@@ -98,9 +96,10 @@ pub fn prove<B: Backend + ?Sized>(
                 // its split-MSM preparation done, and (0) once its CPU G2 MSM
                 // ends (`curio-fork`; nothing otherwise).
                 let _throttle = crate::curio::cpu_g2_work();
-                in_cpu_pool(|| groth16::g2_parts(backend, srs, &plans, parts))
+                in_cpu_pool(|| groth16::g2_parts(backend.compute(), srs, &plans, parts))
             });
-            (g2, prep, t.elapsed())
+            clock.add(Step::G2, t.elapsed());
+            g2
         });
         let pinner = scope.spawn(move || pin_ahead(backend, inputs_ref, done_rx));
         let g1 = locked_phases(backend, srs, batch, locks, settings, inputs_ref, rx, done_tx, checks, &mut report);
@@ -110,26 +109,20 @@ pub fn prove<B: Backend + ?Sized>(
             Some(e) => Err(e),
             None => g1,
         };
-        let t = Instant::now();
-        let joined = (cpu.join(), pinner.join());
-        report.times.join = t.elapsed();
+        let joined = clock.time(Step::Join, || (cpu.join(), pinner.join()));
         (g1, joined.0, joined.1)
     });
-    match pin_time {
-        Ok(d) => report.times.pin += d,
-        Err(panic) => std::panic::resume_unwind(panic),
+    if let Err(panic) = pinner {
+        std::panic::resume_unwind(panic);
     }
 
     // Phase 3.
-    let t = Instant::now();
-    backend.unpin();
-    report.times.unpin = t.elapsed();
-    let (g2, prep, g2_time) = match cpu {
+    clock.time(Step::Unpin, || backend.unpin());
+    let g2 = match cpu {
         Ok(r) => r,
         Err(panic) => std::panic::resume_unwind(panic),
     };
-    report.times.prep = prep;
-    report.times.g2 = g2_time;
+    report.times = clock.times();
     let result = g1.and_then(|mut sums| {
         // B′ in G2: the part phase 2 made plus the CPU thread's.
         if let Some(g2_cpu) = g2.transpose()? {
@@ -151,9 +144,10 @@ const PIN_AHEAD: usize = 2;
 /// The pinning thread of a call: pins circuits 1.. one after another, at
 /// most [`PIN_AHEAD`] past the circuit computing, and lets go of each circuit
 /// as phase 2 reports its quotient done (`done` carries its index). Ends
-/// when phase 2 hangs up; returns the time spent pinning and unpinning.
-fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::Receiver<usize>) -> Duration {
-    let (mut next, mut computing, mut spent) = (1, 0, Duration::ZERO);
+/// when phase 2 hangs up; the time spent pinning and unpinning goes to
+/// [`Step::Pin`].
+fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::Receiver<usize>) {
+    let (mut next, mut computing) = (1, 0);
     loop {
         while next < inputs.len() && next <= computing + PIN_AHEAD {
             let t = Instant::now();
@@ -161,7 +155,7 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
                 tracing::debug!(circuit = next, why, "circuit not wholly page-locked: it uploads from pageable memory");
             }
             tracing::debug!(circuit = next, ms = round1(t.elapsed().as_secs_f64() * 1e3), "circuit pinned");
-            spent += t.elapsed();
+            backend.clock().add(Step::Pin, t.elapsed());
             next += 1;
         }
         match done.recv() {
@@ -169,10 +163,10 @@ fn pin_ahead<B: Backend + ?Sized>(backend: &B, inputs: &[Abc<'_>], done: mpsc::R
                 let t = Instant::now();
                 backend.unpin_circuit(ci);
                 tracing::debug!(circuit = ci, ms = round1(t.elapsed().as_secs_f64() * 1e3), "circuit unpinned");
-                spent += t.elapsed();
+                backend.clock().add(Step::Pin, t.elapsed());
                 computing = ci + 1;
             }
-            Err(_) => return spent,
+            Err(_) => return,
         }
     }
 }
@@ -256,10 +250,9 @@ fn locked_phases<B: Backend + ?Sized>(
     // other threads' driver calls (~0.1 s seen on the H200 at 2^24), and the
     // memory lock is for admission and allocation only.
     report.free_before = backend.free_memory();
-    let stage = |report: &mut CallReport| {
-        let t = Instant::now();
-        let admission = backend.prestage(inputs, n);
-        report.times.stage = t.elapsed();
+    let clock = backend.clock();
+    let stage = |lock: StageLock<'_>, report: &mut CallReport| {
+        let admission = clock.time(Step::Stage, || backend.prestage(lock, inputs, n));
         report.stage_detail = backend.stage_detail();
         admission
     };
@@ -282,7 +275,7 @@ fn locked_phases<B: Backend + ?Sized>(
     let (mut staged, compute) = match settings.locks {
         LockMode::Two => {
             let mem = locks.memory(backend.registration_gate());
-            let admission = stage(report);
+            let admission = stage(StageLock::Memory(&mem), report);
             let mut staged = by_circuit(admission, report);
             // Circuit 0's host copies (the GPU backend's staging ring) run on
             // a thread of their own while this call waits for the compute
@@ -301,86 +294,96 @@ fn locked_phases<B: Backend + ?Sized>(
         }
         LockMode::Single => {
             let compute = locks.compute_only();
-            let admission = stage(report);
+            let admission = stage(StageLock::Single(&compute), report);
             (by_circuit(admission, report), compute)
         }
     };
-    let mut times = report.times;
-    let result = (|| {
-        let mut hs = Vec::with_capacity(inputs.len());
-        for (ci, abc) in inputs.iter().enumerate() {
-            let mine = staged[ci].take();
-            wait_for_checks(checks, ci + 1)?;
-            let (ntt0, msm0) = (times.ntt, times.h_msm);
-            let staged = &mut staged;
-            let times = &mut times;
-            let h = std::thread::scope(|scope| {
-                let mut filling = None;
-                let mut next = staged.get_mut(ci + 1);
-                // Once this circuit's quotient is done (its inputs' device
-                // buffers free, every copy from its host buffers complete),
-                // the next circuit is staged beside its H-MSM: allocated
-                // here, its copies through the staging ring made on a thread
-                // of their own (`fill`) so that the H-MSM's launches do not
-                // wait for them, and the pinning thread lets go of this
-                // circuit and sorts the one after.
-                let done = &done;
-                let mut after_quotient = || {
-                    if let Some(slot) = next.as_deref_mut() {
-                        if slot.is_none() {
-                            *slot = backend.prefetch(ci + 1, inputs[ci + 1], n);
-                        }
-                        if let Some(s) = slot.take() {
-                            filling = spawn_fill(scope, backend, ci + 1, inputs[ci + 1], s);
-                        }
-                    }
-                    let _ = done.send(ci);
-                };
-                let h = groth16::h_sum(backend, srs, *abc, mine, times, &mut after_quotient);
-                if let Some(f) = filling {
-                    staged[ci + 1] = finish_fill(f, ci + 1);
-                }
-                h
-            })?;
-            hs.push(h);
-            tracing::debug!(
-                circuit = ci,
-                ntt_ms = round1((times.ntt - ntt0).as_secs_f64() * 1e3),
-                h_msm_ms = round1((times.h_msm - msm0).as_secs_f64() * 1e3),
-                "quotient and H-MSM"
-            );
-        }
-        drop(done);
-        wait_for_checks(checks, inputs.len())?;
-        let t = Instant::now();
-        let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
-        tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
-        let g1 = groth16::g1_sums(backend, srs, batch, &plans, &mut times)?;
-        let mut out: Vec<Intermediates> =
-            hs.into_iter().zip(g1).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
-        if backend.g2_batch_on_device() {
-            let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, &plans, groth16::G2Parts::BatchAddition)?;
-            times.batch_add += t.elapsed();
-            out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
-        }
-        if backend.g2_msm_on_device() {
-            let t = Instant::now();
-            let sums = groth16::g2_parts(backend, srs, &plans, groth16::G2Parts::Msms)?;
-            times.tails += t.elapsed();
-            out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
-        }
-        Ok(out)
-    })();
+    let result = phase2(backend, &compute, srs, batch, inputs, &mut staged, plans, done, checks);
     // Staged inputs of circuits not reached (an error) are dropped (freed, or
     // handed back to the idle pre-stage list) before the trim.
     drop(staged);
-    let end = backend.end_compute();
+    let end = backend.end_compute(&compute);
     report.free_after = backend.free_memory();
     report.compute = Some(compute.release());
-    report.times = times;
     let out = result?;
     end?;
     Ok(out)
 }
 
+/// Phase 2 under `compute`: circuit by circuit the quotient and H-MSM (the
+/// next circuit staged ahead beside it), then the G1 sums and the parts of
+/// B′ in G2 placed on the device.
+#[allow(clippy::too_many_arguments)]
+fn phase2<B: Backend + ?Sized>(
+    backend: &B,
+    compute: &ComputeGuard<'_>,
+    srs: &Srs,
+    batch: &Batch<'_>,
+    inputs: &[Abc<'_>],
+    staged: &mut [Option<B::Staged>],
+    plans: mpsc::Receiver<Arc<Plans<'_>>>,
+    done: mpsc::Sender<usize>,
+    checks: &Checks,
+) -> Result<Vec<Intermediates>> {
+    let n = srs.domain_size();
+    let clock = backend.clock();
+    let mut hs = Vec::with_capacity(inputs.len());
+    for (ci, abc) in inputs.iter().enumerate() {
+        let mine = staged[ci].take();
+        wait_for_checks(checks, ci + 1)?;
+        let (ntt0, msm0) = (clock.get(Step::Ntt), clock.get(Step::HMsm));
+        let h = std::thread::scope(|scope| {
+            let mut filling = None;
+            let mut next = staged.get_mut(ci + 1);
+            // Once this circuit's quotient is done (its inputs' device
+            // buffers free, every copy from its host buffers complete),
+            // the next circuit is staged beside its H-MSM: allocated
+            // here, its copies through the staging ring made on a thread
+            // of their own (`fill`) so that the H-MSM's launches do not
+            // wait for them, and the pinning thread lets go of this
+            // circuit and sorts the one after.
+            let done = &done;
+            let mut after_quotient = || {
+                if let Some(slot) = next.as_deref_mut() {
+                    if slot.is_none() {
+                        *slot = backend.prefetch(compute, ci + 1, inputs[ci + 1], n);
+                    }
+                    if let Some(s) = slot.take() {
+                        filling = spawn_fill(scope, backend, ci + 1, inputs[ci + 1], s);
+                    }
+                }
+                let _ = done.send(ci);
+            };
+            let h = backend.quotient_msm(compute, *abc, n, mine, &srs.h, &mut after_quotient);
+            if let Some(f) = filling {
+                staged[ci + 1] = finish_fill(f, ci + 1);
+            }
+            h
+        })?;
+        hs.push(h);
+        tracing::debug!(
+            circuit = ci,
+            ntt_ms = round1((clock.get(Step::Ntt) - ntt0).as_secs_f64() * 1e3),
+            h_msm_ms = round1((clock.get(Step::HMsm) - msm0).as_secs_f64() * 1e3),
+            "quotient and H-MSM"
+        );
+    }
+    drop(done);
+    wait_for_checks(checks, inputs.len())?;
+    let t = Instant::now();
+    let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+    tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
+    let g1 = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans)?;
+    let mut out: Vec<Intermediates> =
+        hs.into_iter().zip(g1).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
+    let placement = backend.placement();
+    if placement.g2_batch_add == Place::Device {
+        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition))?;
+        out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
+    }
+    if placement.g2_msm == Place::Device {
+        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms))?;
+        out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
+    }
+    Ok(out)
+}

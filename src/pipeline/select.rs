@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::assignment::Batch;
 use crate::config::Settings;
-use crate::cpu::CpuBackend;
+use crate::cpu::CpuCall;
 use crate::error::{Error, Result};
 use crate::groth16::Intermediates;
 use crate::locks::LockHandle;
@@ -13,9 +13,9 @@ use crate::srs::Srs;
 
 /// The backend of one call.
 pub enum Selected {
-    Cpu(CpuBackend),
+    Cpu(CpuCall),
     #[cfg(supraseal_gpu)]
-    Gpu(Box<crate::gpu::GpuBackend>),
+    Gpu(Box<crate::gpu::GpuCall>),
 }
 
 impl Selected {
@@ -85,7 +85,7 @@ impl Selected {
 pub fn select(device: usize, settings: Settings) -> Result<Selected> {
     use crate::config::BackendChoice;
     match crate::config::backend_switch()? {
-        BackendChoice::Cpu => Ok(Selected::Cpu(CpuBackend)),
+        BackendChoice::Cpu => Ok(Selected::Cpu(CpuCall::default())),
         BackendChoice::Gpu => gpu(device, settings)
             .map_err(|e| {
                 let message = format!("SUPRASEAL_C2_BACKEND=gpu but no GPU is usable: {}", e.message);
@@ -103,7 +103,7 @@ pub fn select(device: usize, settings: Settings) -> Result<Selected> {
                 if crate::gpu::BUILT_WITH_KERNELS {
                     warn_cpu_fallback();
                 }
-                Ok(Selected::Cpu(CpuBackend))
+                Ok(Selected::Cpu(CpuCall::default()))
             }
         }
     }
@@ -129,7 +129,7 @@ fn warn_cpu_fallback() {
 fn gpu(ordinal: usize, settings: Settings) -> Result<Selected> {
     #[cfg(supraseal_gpu)]
     {
-        Ok(Selected::Gpu(Box::new(crate::gpu::GpuBackend::new(ordinal, settings)?)))
+        Ok(Selected::Gpu(Box::new(crate::gpu::GpuCall::new(ordinal, settings)?)))
     }
     #[cfg(not(supraseal_gpu))]
     {

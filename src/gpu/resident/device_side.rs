@@ -68,10 +68,10 @@ pub enum Residency {
 /// `plan`'s host vectors must be alive for the whole call (the call holds
 /// its key).
 pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, room: Room, enabled: bool) -> Residency {
-    let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
+    let _one_at_a_time = gpu.memory.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
     let key_bytes = plan.bytes();
-    let failed_before = gpu.resident_failed.load(Ordering::Relaxed) == plan.srs_id;
-    let current = gpu.resident_key();
+    let failed_before = gpu.memory.resident_failed.load(Ordering::Relaxed) == plan.srs_id;
+    let current = gpu.memory.resident_key();
     let seen = current.as_ref().map(|k| {
         let mine = k.srs_id == plan.srs_id;
         let idle = if mine { 0 } else { k.idle_calls.fetch_add(1, Ordering::Relaxed) + 1 };
@@ -98,11 +98,11 @@ pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, room: R
     match unsafe { upload(gpu, stream, plan) } {
         Ok(k) => {
             tracing::info!(gpu = gpu.ordinal, bytes = k.bytes, ms = t.elapsed().as_secs_f64() * 1e3, "key resident on the device");
-            *gpu.resident.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(k));
+            *gpu.memory.resident.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(k));
             Residency::Uploaded { bytes: key_bytes }
         }
         Err(e) => {
-            gpu.resident_failed.store(plan.srs_id, Ordering::Relaxed);
+            gpu.memory.resident_failed.store(plan.srs_id, Ordering::Relaxed);
             tracing::warn!(gpu = gpu.ordinal, bytes = key_bytes, error = %e.message, "key not made resident: its bases stream per call");
             Residency::Streamed
         }
@@ -115,7 +115,7 @@ pub unsafe fn admit(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan, room: R
 /// context is logged first: cudarc skips a buffer's event waits (its
 /// readers) while one is pending, so the free would not be ordered after them.
 fn release(gpu: &Gpu) -> Option<Arc<CudaStream>> {
-    let taken = gpu.resident.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    let taken = gpu.memory.resident.lock().unwrap_or_else(|p| p.into_inner()).take()?;
     if let Err(e) = gpu.ctx.check_err() {
         tracing::warn!(gpu = gpu.ordinal, error = ?e, "a deferred CUDA error was recorded on this device");
     }
@@ -132,7 +132,7 @@ unsafe fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, plan: &KeyPlan) -> Result<
     let mut vectors = Vec::with_capacity(plan.vectors.len());
     for &(host, words) in &plan.vectors {
         // SAFETY: every word is written by the copy below before any read.
-        let mut dev = unsafe { gpu.resident_alloc(stream, words, "alloc resident key") }?;
+        let mut dev = unsafe { gpu.memory.resident_alloc(stream, words, "alloc resident key") }?;
         // SAFETY: `host` is a live vector of `words` u64 words (caller contract).
         let src = unsafe { std::slice::from_raw_parts(host as *const u64, words) };
         stream.memcpy_htod(src, &mut dev).map_err(cuda_err("upload resident key"))?;
@@ -165,14 +165,14 @@ pub fn watch(srs: &crate::srs::Srs) {
 /// in flight); otherwise at the end of the reading call's phase 2.
 pub fn forget_key(srs_id: u64) {
     for gpu in crate::gpu::device::opened() {
-        let _one_at_a_time = gpu.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
-        if gpu.resident_key().is_none_or(|k| k.srs_id != srs_id) {
+        let _one_at_a_time = gpu.memory.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
+        if gpu.memory.resident_key().is_none_or(|k| k.srs_id != srs_id) {
             continue;
         }
         if let Some(stream) = release(&gpu) {
             let _ = stream.synchronize();
             if gpu.active.load(Ordering::SeqCst) == 0 {
-                let _ = gpu.trim_pool();
+                let _ = gpu.memory.trim_pool();
             }
         }
         tracing::info!(gpu = gpu.ordinal, "resident key released with its key");

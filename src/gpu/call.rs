@@ -1,0 +1,254 @@
+//! One proving call on one GPU ([`GpuCall`]): the owner of the call's
+//! device state from pin to unpin — its compute stream and arithmetic
+//! ([`Exec`], the GPU's [`Compute`]), its upload stream, its circuits'
+//! pins, what it knows of its key and the record of its phase 1 — behind
+//! the pipeline's [`Backend`] steps. Phases 0, 1 and 3 are in
+//! [`super::stage`], phase 2's kernels in [`super::ntt`], [`super::msm`]
+//! and [`super::batch_add`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use cudarc::driver::CudaStream;
+
+use super::device::{self, cuda_err};
+use super::exec::Exec;
+use super::resident::KeyPlan;
+use super::scalar_buf::ScalarBuf;
+use super::stage::{CircuitPins, KeyShape, StagedAbc};
+use super::words::from_limbs;
+use super::{batch_add, msm, ntt};
+use crate::backend::{Abc, Admission, Backend, BackendKind, Clock, Compute, Group, Place, Placement, Step};
+use crate::config::Settings;
+use crate::curve::GroupName;
+use crate::error::Result;
+use crate::locks::{ComputeGuard, RegistrationGate, StageLock};
+
+/// One proving call on one device, from pin to unpin.
+pub struct GpuCall {
+    pub(super) exec: Exec,
+    /// The call's upload stream (phase 1's copies, and staging ahead in phase 2).
+    pub(super) upload: Arc<CudaStream>,
+    /// By circuit index: `None` until pinned, and again once unpinned
+    /// (written by phase 0 and the pinning thread, read by phases 1 and 2).
+    pub(super) pins: Mutex<Vec<Option<CircuitPins>>>,
+    /// Phase 1 step by step in ms (see [`Backend::stage_detail`]); circuit
+    /// 0's ring copy, on a thread of its own, adds to it.
+    pub(super) detail: Mutex<String>,
+    /// Counted in `Gpu::awaiting_stage` until phase 1 ends (or the call does).
+    pub(super) awaiting: AtomicBool,
+    /// The key's vector lengths (phase 1's reserve) and host vectors (its
+    /// residency), set in phase 0.
+    pub(super) key: OnceLock<(KeyShape, KeyPlan)>,
+    clock: Clock,
+}
+
+impl GpuCall {
+    /// Opens device `ordinal` with two new streams (compute and upload),
+    /// resolving `SUPRASEAL_C2_G2_MSM=auto` from this host and device.
+    /// Errors: `ENODEV` (no libcuda or no such device), CUDA error numbers
+    /// (context, module or stream creation).
+    pub fn new(ordinal: usize, mut settings: Settings) -> Result<Self> {
+        let gpu = device::device(ordinal)?;
+        if settings.g2_msm_auto {
+            settings.g2_msm_on_device = crate::config::g2_msm_on_device_auto(
+                crate::threads::cpu_threads(),
+                gpu.multiprocessors(),
+                gpu.clock_mhz(),
+            );
+        }
+        let exec = Exec::new(gpu.clone(), settings)?;
+        let upload = gpu.new_stream()?;
+        // Counted as a call in flight and awaiting phase 1 only once both
+        // streams exist: from here on, `Drop` undoes the counts.
+        gpu.awaiting_stage.fetch_add(1, Ordering::SeqCst);
+        gpu.active.fetch_add(1, Ordering::SeqCst);
+        Ok(GpuCall {
+            exec,
+            upload,
+            pins: Default::default(),
+            detail: Default::default(),
+            awaiting: AtomicBool::new(true),
+            key: OnceLock::new(),
+            clock: Clock::default(),
+        })
+    }
+
+    /// This call's compute stream on the device.
+    #[cfg(any(test, feature = "tools"))]
+    pub fn exec(&self) -> &Exec {
+        &self.exec
+    }
+
+    /// Marks this call as one that never reaches phase 1 (direct use by
+    /// tests and benchmarks): not a call for the pre-stage pool to grow for.
+    #[cfg(any(test, feature = "tools"))]
+    pub(crate) fn skip_phase1(&self) {
+        self.done();
+    }
+
+    /// The quotient's n coefficients left on the device (4·n u64 words,
+    /// Montgomery form): from `staged` when phase 1 uploaded a/b/c, else
+    /// uploaded here, under the compute lock (the fallback path).
+    fn quotient_on_device(&self, [a, b, c]: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
+        let (da, db, dc) = match staged {
+            Some(mut s) => {
+                // Left unfilled only when no filler ran ahead of this turn.
+                self.fill_ring(&[a, b, c], &mut s)?;
+                // Diagnostics only (a host wait the kernels would make on the
+                // device anyway): how much of the staged upload is still
+                // running when the quotient starts.
+                if tracing::enabled!(target: "supraseal_c2::gpu::stage", tracing::Level::DEBUG) {
+                    let t = Instant::now();
+                    let _ = self.upload.synchronize();
+                    tracing::debug!(target: "supraseal_c2::gpu::stage", wait_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "staged a, b, c: upload still running at the quotient");
+                }
+                (s.a, s.b, s.c)
+            }
+            None => {
+                let t = Instant::now();
+                let up = |v, what| self.upload_padded(v, n, what);
+                let abc = (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?);
+                tracing::debug!(enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c upload inside the compute lock");
+                abc
+            }
+        };
+        ntt::quotient(&self.exec, da, db, dc, n)
+    }
+}
+
+impl Drop for GpuCall {
+    fn drop(&mut self) {
+        self.done();
+        self.unpin_all();
+        // The last call in flight returns the idle pre-stage vectors and the
+        // pools' caches to the device.
+        let gpu = &self.exec.gpu;
+        if gpu.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            gpu.memory.release_idle_stages(&gpu.active);
+            let _ = self.upload.synchronize();
+            let _ = self.exec.stream.synchronize();
+            let _ = gpu.memory.trim_pool();
+            let _ = gpu.memory.trim_stage_pool();
+        }
+    }
+}
+
+/// The GPU's arithmetic, on a call's compute stream. The G2 MSMs run on the
+/// CPU (rayon, blst) unless `SUPRASEAL_C2_G2_MSM` places them on the device.
+impl Compute for Exec {
+    fn quotient(&self, [a, b, c]: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
+        let up = |v, what| ntt::upload_padded(self, v, n, what).map(ScalarBuf::owned);
+        let t = ntt::quotient(self, up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?, n)?;
+        Ok(from_limbs(&self.download(&t, "download H coefficients")?))
+    }
+    fn msm<G: Group>(&self, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
+        if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
+            return Ok(crate::cpu::msm::msm::<G>(bases, scalars));
+        }
+        msm::msm::<G>(self, bases, scalars)
+    }
+    fn msm_many<G: Group>(&self, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+        if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
+            return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(bases, s)).collect());
+        }
+        msm::msm_many::<G>(self, bases, scalars)
+    }
+    fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
+        batch_add::batch_add::<G>(self, bases, bitmap)
+    }
+    fn batch_add_many<G: Group>(&self, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
+        batch_add::batch_add_many::<G>(self, bases, bitmaps)
+    }
+}
+
+impl Backend for GpuCall {
+    type Staged = StagedAbc;
+    type Compute = Exec;
+
+    fn compute(&self) -> &Exec {
+        &self.exec
+    }
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+    fn kind(&self) -> BackendKind {
+        BackendKind::Gpu
+    }
+    fn placement(&self) -> Placement {
+        let s = &self.exec.settings;
+        Placement {
+            g2_batch_add: Place::Device,
+            g2_msm: if s.g2_msm_on_device { Place::Device } else { Place::Host },
+            g2_msm_auto: s.g2_msm_auto,
+        }
+    }
+    fn stage_detail(&self) -> Option<String> {
+        self.detail()
+    }
+    fn pin_key(&self, srs: &crate::srs::Srs) {
+        self.set_key(srs);
+    }
+    fn pin(&self, ci: usize, abc: Abc<'_>) -> Option<String> {
+        GpuCall::pin(self, ci, &abc)
+    }
+    fn unpin_circuit(&self, ci: usize) {
+        self.unpin_circuit_pins(ci);
+    }
+    fn registration_gate(&self) -> Option<&RegistrationGate> {
+        Some(&self.exec.gpu.host_registration)
+    }
+    fn prestage(&self, _lock: StageLock<'_>, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        self.prestage_inputs(inputs, n)
+    }
+    fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
+        let t = Instant::now();
+        let bytes = self.fill_ring(&abc, staged)?;
+        // Circuit 0's copy belongs to the call's staging (it runs between
+        // the memory lock and the compute lock): it goes into the phase-1 detail.
+        if ci == 0 && bytes > 0 {
+            self.step("then circuit 0's ring copy outside the lock", t);
+        }
+        Ok(())
+    }
+    fn prefetch(&self, _lock: &ComputeGuard<'_>, ci: usize, abc: Abc<'_>, n: usize) -> Option<StagedAbc> {
+        self.prefetch_inputs(ci, &abc, n)
+    }
+    fn quotient_msm(
+        &self,
+        _lock: &ComputeGuard<'_>,
+        abc: Abc<'_>,
+        n: usize,
+        staged: Option<StagedAbc>,
+        bases: &[G1Affine],
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        let t = Instant::now();
+        let mut coeffs = self.quotient_on_device(abc, n, staged)?;
+        // Only this call's stream: the step times stay per step, and every
+        // copy from the circuit's host buffers is complete after it.
+        self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
+        self.clock.add(Step::Ntt, t.elapsed());
+        between();
+        self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs))
+    }
+    fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
+        let gpu = &self.exec.gpu;
+        self.exec.stream.synchronize().map_err(cuda_err("cuStreamSynchronize (compute)"))?;
+        self.upload.synchronize().map_err(cuda_err("cuStreamSynchronize (upload)"))?;
+        // cudarc records errors of destructors (frees) context-wide; they may
+        // belong to another call, so they are logged, not returned here.
+        if let Err(e) = gpu.ctx.check_err() {
+            tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
+        }
+        gpu.memory.trim_pool()
+    }
+    fn unpin(&self) {
+        self.unpin_all();
+    }
+    fn free_memory(&self) -> Option<usize> {
+        self.exec.mem_info().ok().map(|(free, _)| free)
+    }
+}
