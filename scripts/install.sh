@@ -37,6 +37,14 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then
     echo "usage: [DESTDIR=DIR] [NVCC=/path/to/nvcc] $0 [--no-build] PREFIX" >&2
     exit 2
 fi
+# pkg-config splits its flags at whitespace, so the .pc files cannot name a
+# prefix with any in it (CMake could, but one rule for both).
+no_space() {
+    case "$1" in
+        *[[:space:]]*) echo "install.sh: PREFIX must not contain whitespace (pkg-config cannot quote it): got '$1'" >&2; exit 2 ;;
+    esac
+}
+no_space "$1"
 destdir="${DESTDIR:-}"
 if [ -n "$destdir" ]; then
     # PREFIX is where the files will be used, so it must be absolute.
@@ -48,6 +56,7 @@ else
     mkdir -p "$1"
     prefix="$(cd "$1" && pwd)"
 fi
+no_space "$prefix"
 stage="$destdir$prefix"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 lib="$target/release/libsupraseal_c2.so"
@@ -84,7 +93,8 @@ rc=0
 LC_ALL=C grep -qaP '\x50\xed\x55\xba\x01\x00\x10\x00' "$lib" || rc=$?
 case $rc in
     0) kernels=1 what="GPU build (CUDA kernels embedded; the GPU backend needs an NVIDIA driver at run time)" ;;
-    1) kernels=0 what="CPU-only build (no CUDA kernels; NVCC=/path/to/nvcc $0 installs the GPU build)" ;;
+    1) kernels=0 what="CPU-only build (no CUDA kernels; NVCC=/path/to/nvcc $0 installs the GPU build)"
+       if [ -n "${NVCC:-}" ] && [ "$NVCC" != off ]; then what="$what; NVCC=$NVCC was set but did not run (see the build's warning)"; fi ;;
     *) echo "install.sh: cannot search $lib (grep -P)" >&2; exit 1 ;;
 esac
 

@@ -8,13 +8,18 @@
 //!   `set_membw_throttle(0)` just after it, once per proving call; its
 //!   reference is a plain undefined symbol, so a program that does not define
 //!   the function fails to link. Here the reference is weak ([`host_throttle`]):
-//!   it binds to the host's definition wherever the fork's would (the
-//!   definition linked into the program, or exported by it to the shared
-//!   library), and is NULL otherwise, so such a program links and no call is
-//!   made. [`cpu_g2_work`] makes the calls.
+//!   it binds to the host's definition where that definition is in the
+//!   program anyway (an object file or Rust crate linked in, or a symbol the
+//!   program exports to the shared library), and is NULL otherwise, so such a
+//!   program links and no call is made. One case differs from the fork: a
+//!   definition that sits alone in a member of a static archive (`.a`) is not
+//!   pulled in by a weak reference, so there the function is not called; link
+//!   that member explicitly (`-Wl,--whole-archive` or its object file). Rust
+//!   hosts such as cuzk are not affected. [`cpu_g2_work`] makes the calls.
 //! - **`CUZK_GPU_THREADS`**, the size of the fork's CPU thread pool for its
 //!   split-MSM preparation and G2 MSMs, read once when the pool is first used
-//!   (unset, empty or 0: every CPU). That pool is this library's CPU pool
+//!   (unset, empty, 0 or not a count: every CPU; capped at
+//!   [`MAX_GPU_THREADS_PER_CPU`] per logical CPU). That pool is this library's CPU pool
 //!   (`crate::threads`), which runs the same work; [`gpu_threads`] gives
 //!   its size.
 
@@ -116,17 +121,34 @@ impl Drop for CpuG2Work {
     }
 }
 
+/// The most CPU-pool threads `CUZK_GPU_THREADS` may ask for per logical CPU:
+/// more only adds switching (a 2^9 proof took 0.1 s with 2 threads and 20 s
+/// with 5,000 on a 2-core host).
+pub const MAX_GPU_THREADS_PER_CPU: usize = 4;
+
 /// `CUZK_GPU_THREADS` with `curio-fork`: the thread count it asks of the
-/// CPU pool, or `None` (unset, empty, 0, or not a number: the pool's
-/// default, every CPU, as the fork does for all of these). Read once, when
+/// CPU pool, at most [`MAX_GPU_THREADS_PER_CPU`] per logical CPU, or `None`
+/// (unset, empty, 0, or not a decimal count: the pool's default, every
+/// CPU). The fork reads it with `atoi`, so its `8x` is 8 and its `-1` is
+/// 2^32 − 1 threads; here both are refused with a warning. Read once, when
 /// the pool is built (the first proving call).
 pub fn gpu_threads() -> Option<usize> {
     if !cfg!(feature = "curio-fork") {
         return None;
     }
     let v = std::env::var("CUZK_GPU_THREADS").ok()?;
+    parse_gpu_threads(&v, std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// [`gpu_threads`] from the variable's value `v` on a host of `cpus` logical CPUs.
+fn parse_gpu_threads(v: &str, cpus: usize) -> Option<usize> {
     match v.trim().parse::<usize>() {
         Ok(0) => None,
+        Ok(n) if n > MAX_GPU_THREADS_PER_CPU * cpus => {
+            let capped = MAX_GPU_THREADS_PER_CPU * cpus;
+            tracing::warn!(CUZK_GPU_THREADS = n, threads = capped, cpus, "CUZK_GPU_THREADS is far above this host's CPUs: the CPU pool is capped");
+            Some(capped)
+        }
         Ok(n) => {
             tracing::info!(threads = n, "curio-fork: CUZK_GPU_THREADS sizes the CPU pool");
             Some(n)
@@ -135,6 +157,23 @@ pub fn gpu_threads() -> Option<usize> {
         Err(_) => {
             tracing::warn!(CUZK_GPU_THREADS = %v, "CUZK_GPU_THREADS is not a thread count: the CPU pool uses every CPU");
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuzk_gpu_threads_is_a_count_capped_per_cpu() {
+        assert_eq!(parse_gpu_threads("3", 16), Some(3));
+        assert_eq!(parse_gpu_threads(" 8 ", 2), Some(8));
+        assert_eq!(parse_gpu_threads("64", 16), Some(64), "4 per CPU is allowed");
+        assert_eq!(parse_gpu_threads("65", 16), Some(64), "more is capped");
+        assert_eq!(parse_gpu_threads("100000", 2), Some(8));
+        for none in ["", "  ", "0", "-1", "8x", "abc", "99999999999999999999999"] {
+            assert_eq!(parse_gpu_threads(none, 16), None, "{none:?}: the pool's default");
         }
     }
 }

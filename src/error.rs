@@ -208,6 +208,15 @@ pub fn try_vec<T>(n: usize, what: impl fmt::Display) -> Result<Vec<T>> {
 /// Shorthand for results carrying [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A caught panic's message (`&str` or `String` payloads), else "unknown panic".
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

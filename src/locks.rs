@@ -109,14 +109,27 @@ impl ComputeGuard<'_> {
     }
 }
 
-/// The lock a call stages under (admits and allocates device memory,
-/// issues uploads): the memory lock in two-lock mode, the compute lock in
-/// single-lock mode. Borrowed from the held guard, so that a staging step
-/// cannot run without one.
+/// Evidence that the caller holds the lock a call stages under (admits and
+/// allocates device memory, issues uploads): the memory lock in two-lock
+/// mode ([`MemoryGuard::stage_lock`]), the compute lock in single-lock mode
+/// ([`ComputeGuard::stage_lock`]). Borrowed from the held guard, so that a
+/// staging step cannot run without one.
 #[derive(Clone, Copy)]
-pub enum StageLock<'g> {
-    Memory(&'g MemoryGuard<'g>),
-    Single(&'g ComputeGuard<'g>),
+pub struct StageLock<'g>(std::marker::PhantomData<&'g ()>);
+
+impl MemoryGuard<'_> {
+    /// Phase 1 under this guard.
+    pub fn stage_lock(&self) -> StageLock<'_> {
+        StageLock(std::marker::PhantomData)
+    }
+}
+
+impl ComputeGuard<'_> {
+    /// Phase 1 under this guard (single-lock mode: the compute lock is the
+    /// only lock).
+    pub fn stage_lock(&self) -> StageLock<'_> {
+        StageLock(std::marker::PhantomData)
+    }
 }
 
 /// Keeps host-memory registrations (`cuMemHostRegister`/`Unregister`, which

@@ -7,12 +7,20 @@
 //!   `supraseal_c2=debug`) installs a subscriber of ours that writes them to
 //!   stderr, one structured line per proving call (C and Go callers), unless
 //!   the host installed one first;
-//! - while no `tracing` subscriber is installed, each event is also a `log`
-//!   record (`tracing`'s `log` feature: same target and level, the fields
-//!   rendered into the message as `name=value`), so a host that logs through
-//!   the `log` crate (lotus and filecoin-ffi with fil_logger, env_logger)
-//!   shows them under `RUST_LOG=supraseal_c2=info`. Once a subscriber is
-//!   installed, no `log` record is made, so no event is printed twice.
+//! - while no `tracing` subscriber has been set in the process, each event
+//!   is also a `log` record (`tracing`'s `log` feature: same target and
+//!   level, the fields rendered into the message as `name=value`), so a host
+//!   that logs through the `log` crate (lotus and filecoin-ffi with
+//!   fil_logger, env_logger) shows them under `RUST_LOG=supraseal_c2=info`.
+//!   Once any subscriber has been set — global, or scoped to a thread
+//!   (`tracing::subscriber::with_default`), even briefly and on another
+//!   thread — `tracing` makes no `log` record for the rest of the process, so
+//!   no event is printed twice; a host that mixes the two sees only what its
+//!   subscribers see (`tracing`'s rule, not ours).
+//!
+//! `SUPRASEAL_C2_LOG` empty, blank or not a valid filter installs nothing
+//! (the last with a one-line note on stderr), so it never silences the `log`
+//! route.
 
 use std::sync::Once;
 
@@ -22,12 +30,20 @@ static INIT: Once = Once::new();
 /// process, if the variable is set and no global subscriber exists yet.
 pub fn init_from_env() {
     INIT.call_once(|| {
-        if let Ok(filter) = std::env::var("SUPRASEAL_C2_LOG") {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .try_init();
+        let Ok(filter) = std::env::var("SUPRASEAL_C2_LOG") else { return };
+        let filter = filter.trim();
+        if filter.is_empty() {
+            return;
+        }
+        match tracing_subscriber::EnvFilter::try_new(filter) {
+            Ok(f) => {
+                let _ = tracing_subscriber::fmt()
+                    .with_env_filter(f)
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                    .try_init();
+            }
+            Err(e) => eprintln!("supraseal-c2: SUPRASEAL_C2_LOG={filter:?} is not a log filter ({e}): ignored"),
         }
     });
 }

@@ -61,31 +61,38 @@ pub(crate) fn in_check_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// `f` over `items`, in order, on plain scoped threads (contiguous groups,
-/// at most [`cpu_threads`] threads); a group whose thread cannot be
-/// started runs on the calling thread. For parallel host work on the thread
-/// that holds a GPU's compute lock: rayon there could run another call's
-/// job while it waits (a caller inside a rayon pool), and that job would
-/// wait for the lock held further up the same stack.
-pub(crate) fn on_plain_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let groups = items.len().min(cpu_threads()).max(1);
-    let per = items.len().div_ceil(groups).max(1);
-    let f = &f;
+/// Runs every task on a plain scoped thread of its own and returns once all
+/// have run; a task whose thread cannot be started runs on the calling
+/// thread, and a task's panic is resumed here. For parallel host work on the
+/// thread that holds a GPU's compute lock: rayon there could run another
+/// call's job while it waits (a caller inside a rayon pool), and that job
+/// would wait for the lock held further up the same stack.
+pub(crate) fn on_plain_threads<'a>(tasks: Vec<Box<dyn FnOnce() + Send + 'a>>) {
     std::thread::scope(|scope| {
-        let spawned: Vec<_> = items
-            .chunks(per)
-            .map(|group| {
-                let run = move || group.iter().map(f).collect::<Vec<R>>();
-                std::thread::Builder::new().name("supraseal-c2-host".into()).spawn_scoped(scope, run).map_err(|_| group)
-            })
-            .collect();
-        spawned
-            .into_iter()
-            .flat_map(|t| match t {
-                Ok(t) => t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(group) => group.iter().map(f).collect(),
-            })
-            .collect()
+        let mut spawned = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            // Shared with the thread, so that it is still here to run when
+            // the thread cannot be started (the closure is dropped then).
+            let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(task)));
+            let theirs = slot.clone();
+            let take = |s: &std::sync::Mutex<Option<Box<dyn FnOnce() + Send + 'a>>>| s.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let run = move || {
+                if let Some(t) = take(&theirs) {
+                    t()
+                }
+            };
+            match std::thread::Builder::new().name("supraseal-c2-host".into()).spawn_scoped(scope, run) {
+                Ok(t) => spawned.push(t),
+                Err(_) => {
+                    if let Some(t) = take(&slot) {
+                        t()
+                    }
+                }
+            }
+        }
+        for t in spawned {
+            t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
     })
 }
 

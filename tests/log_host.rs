@@ -124,6 +124,20 @@ fn with_a_tracing_subscriber_each_event_is_printed_once() {
 }
 
 #[test]
+fn an_empty_or_invalid_supraseal_c2_log_leaves_the_log_route_open() {
+    for (value, noted) in [("", false), ("   ", false), ("supraseal_c2=notalevel", true), ("[{", true)] {
+        let (stdout, stderr) =
+            run_child("child_proves_once", &[("RUST_LOG", "supraseal_c2=info"), ("SUPRASEAL_C2_LOG", value), ("SUPRASEAL_C2_BACKEND", "cpu")]);
+        assert_eq!(
+            lines_with(&stdout, &["INFO", "supraseal_c2::pipeline::report", "proving call"]).len(),
+            1,
+            "SUPRASEAL_C2_LOG={value:?} installs no subscriber, so `log` still gets the call:\n{stdout}\n{stderr}"
+        );
+        assert_eq!(stderr.contains("is not a log filter"), noted, "SUPRASEAL_C2_LOG={value:?}: a note only for a bad filter:\n{stderr}");
+    }
+}
+
+#[test]
 #[ignore = "the body of a parent test, run in its child process"]
 fn child_backend_choices() {
     if !is_child() {

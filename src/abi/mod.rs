@@ -17,11 +17,7 @@ pub(crate) fn guard<T>(func: &str, on_panic: impl FnOnce(Error) -> T, f: impl Fn
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = crate::error::panic_message(payload.as_ref());
             on_panic(Error::new(code::EFAULT, format!("{func}: internal error (panic): {what}")))
         }
     }

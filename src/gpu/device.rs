@@ -245,7 +245,20 @@ pub fn device_count() -> usize {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return 0;
     }
-    CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+    driver_device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+}
+
+/// `cuDeviceGetCount` (after `cuInit`), with cudarc's panic on a driver
+/// library that lacks one of the functions it loads (a stub or a driver
+/// older than the binding) turned into an error message.
+fn driver_device_count() -> std::result::Result<i32, String> {
+    match std::panic::catch_unwind(CudaContext::device_count) {
+        Ok(r) => r.map_err(|e| format!("the CUDA driver failed to initialise: {e:?}")),
+        Err(panic) => Err(format!(
+            "the CUDA driver library lacks a function this build calls ({}): a stub or a driver older than CUDA 12.0",
+            crate::error::panic_message(panic.as_ref())
+        )),
+    }
 }
 
 /// Why no CUDA device is usable, or `None` when one is: no libcuda, a
@@ -255,13 +268,13 @@ pub fn unusable_reason() -> Option<String> {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Some("libcuda (the NVIDIA driver library) was not found".into());
     }
-    match CudaContext::device_count() {
+    match driver_device_count() {
         Ok(n) if n > 0 => None,
         Ok(_) => Some(match std::env::var_os("CUDA_VISIBLE_DEVICES") {
             Some(v) => format!("the CUDA driver lists no device (CUDA_VISIBLE_DEVICES is {v:?})"),
             None => "the CUDA driver lists no device".into(),
         }),
-        Err(e) => Some(format!("the CUDA driver failed to initialise: {e:?}")),
+        Err(why) => Some(why),
     }
 }
 
@@ -275,12 +288,11 @@ pub fn opened() -> Vec<Arc<Gpu>> {
 /// CUDA error numbers when the context or module cannot be created.
 pub fn device(ordinal: usize) -> Result<Arc<Gpu>> {
     let count = device_count();
+    if count == 0 {
+        return Err(Error::no_device(unusable_reason().unwrap_or_else(|| "no CUDA device is usable".into())));
+    }
     if ordinal >= count {
-        return Err(Error::no_device(format!(
-            "GPU {ordinal} requested but {count} CUDA device(s) are usable (libcuda present: {})",
-            // SAFETY: as above.
-            unsafe { cudarc::driver::sys::is_culib_present() }
-        )));
+        return Err(Error::no_device(format!("GPU {ordinal} requested but {count} CUDA device(s) are usable")));
     }
     let mut devs = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     if devs.len() <= ordinal {

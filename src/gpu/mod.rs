@@ -72,7 +72,7 @@ pub const BUILT_WITH_KERNELS: bool = cfg!(supraseal_gpu);
 
 /// Why a build without kernels has no GPU backend.
 #[cfg(any(not(supraseal_gpu), test, feature = "tools"))]
-pub const NO_KERNELS: &str = "this build has no GPU kernels (nvcc was not found at build time)";
+pub const NO_KERNELS: &str = "this build has no GPU kernels (built without nvcc: none found, or NVCC=off)";
 
 /// Number of usable CUDA devices (0 without kernels, libcuda or devices).
 pub fn device_count() -> usize {

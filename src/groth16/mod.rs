@@ -83,8 +83,7 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
         match &*self.plan {
             plan @ MsmPlan::Split { .. } => {
-                // Plain threads, not rayon: this runs under the compute lock.
-                let tails: Vec<Vec<Scalar>> = crate::threads::on_plain_threads(aux, |a| plan.tail_scalars(a));
+                let tails = plan.tail_scalars_all(aux);
                 compute.msm_many::<G>(&self.tail_bases, &slices(&tails))
             }
             MsmPlan::Plain { scalars } => compute.msm_many::<G>(self.bases, &slices(scalars)),

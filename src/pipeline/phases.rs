@@ -275,7 +275,7 @@ fn locked_phases<B: Backend + ?Sized>(
     let (mut staged, compute) = match settings.locks {
         LockMode::Two => {
             let mem = locks.memory(backend.registration_gate());
-            let admission = stage(StageLock::Memory(&mem), report);
+            let admission = stage(mem.stage_lock(), report);
             let mut staged = by_circuit(admission, report);
             // Circuit 0's host copies (the GPU backend's staging ring) run on
             // a thread of their own while this call waits for the compute
@@ -294,7 +294,7 @@ fn locked_phases<B: Backend + ?Sized>(
         }
         LockMode::Single => {
             let compute = locks.compute_only();
-            let admission = stage(StageLock::Single(&compute), report);
+            let admission = stage(compute.stage_lock(), report);
             (by_circuit(admission, report), compute)
         }
     };

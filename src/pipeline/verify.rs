@@ -99,7 +99,7 @@ pub fn verify(srs: &Srs, index: usize, proof: &ProofPoints, public_inputs: &[Sca
     }
     Err(Error::proof_rejected(format!(
         "SUPRASEAL_C2_VERIFY: the proof of circuit {index} (provers[{index}]) does not verify against the verifying key of {}: \
-         no proof of the call is written (the witness does not satisfy the circuit, or the prover computed a wrong value)",
+         no proof of the call is written (the witness does not satisfy the circuit, the file's verifying key (ic, gamma, delta) does not match its proving key, or the prover computed a wrong value)",
         srs.path.display()
     )))
 }
