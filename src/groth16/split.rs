@@ -80,6 +80,7 @@ pub enum MsmPlan {
 impl MsmPlan {
     /// The scalars of one circuit's tail (`aux`: its aux vector), in tail
     /// order; empty for a plain plan.
+    #[cfg(any(test, feature = "tools"))]
     pub fn tail_scalars(&self, aux: &[Scalar]) -> Vec<Scalar> {
         match self {
             MsmPlan::Split { tail_vars, .. } => tail_vars.iter().map(|&j| aux[j as usize]).collect(),
