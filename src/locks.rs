@@ -7,8 +7,9 @@
 //! compute lock; it never holds both and always goes memory before compute,
 //! so two calls can never wait on each other in a cycle. The types enforce
 //! it: the only way from a [`MemoryGuard`] to a [`ComputeGuard`] is
-//! [`MemoryGuard::into_compute`], which releases the memory lock (and the
-//! registration gate) before it asks for the compute lock. The CPU backend
+//! [`MemoryGuard::into_compute`] (or [`MemoryGuard::into_compute_after`]),
+//! which releases the memory lock (and the registration gate) before it asks
+//! for the compute lock. The CPU backend
 //! follows the same protocol (its phase 1 has nothing to stage), so the
 //! ordering is exercised by CI, which has no GPU.
 //!
@@ -92,10 +93,34 @@ impl<'a> MemoryGuard<'a> {
     /// waits for the compute lock of the same GPU. Returns the memory lock's
     /// span and the compute guard.
     pub fn into_compute(self) -> (Span, ComputeGuard<'a>) {
+        self.into_compute_after(|| {})
+    }
+
+    /// [`MemoryGuard::into_compute`], with `ready` (the wait for work the
+    /// call needs done before it computes, such as its first circuit's host
+    /// copies) run between the two locks when the compute lock is free at
+    /// that moment, else once it is got: a free lock is not held idle while
+    /// the call waits for its own host work (another call may take it
+    /// meanwhile), and a busy one is waited for beside that work.
+    pub fn into_compute_after(self, ready: impl FnOnce()) -> (Span, ComputeGuard<'a>) {
+        let compute = self.compute;
+        self.into_compute_ordered(|| compute.try_lock().is_ok(), ready)
+    }
+
+    /// Releases the memory lock and the gate, then runs `ready` before
+    /// taking the compute lock if `first()` says so, else after.
+    fn into_compute_ordered(self, first: impl FnOnce() -> bool, ready: impl FnOnce()) -> (Span, ComputeGuard<'a>) {
         let MemoryGuard { held, compute, _gate } = self;
         let span = held.release();
         drop(_gate);
-        (span, ComputeGuard(Held::take(compute)))
+        if first() {
+            ready();
+            (span, ComputeGuard(Held::take(compute)))
+        } else {
+            let guard = ComputeGuard(Held::take(compute));
+            ready();
+            (span, guard)
+        }
     }
 }
 
@@ -222,6 +247,25 @@ mod tests {
         assert!(gate.0.try_write().is_ok(), "the gate opens with the memory lock");
         compute.release();
         assert!(locks.compute_is_free());
+    }
+
+    #[test]
+    fn work_before_computing_runs_outside_a_free_compute_lock_and_inside_a_busy_one() {
+        let locks = GpuLocks::default();
+        // Free: the work runs with neither lock held, then the lock is taken.
+        let mut seen = None;
+        let (_, compute) = locks.memory(None).into_compute_after(|| seen = Some((locks.mem_is_free(), locks.compute_is_free())));
+        assert_eq!(seen, Some((true, true)), "neither lock held during the work");
+        assert!(!locks.compute_is_free());
+        drop(compute);
+        // Busy (decided so here: which branch a real call takes depends on
+        // the other calls): the lock is taken first, and the work runs with
+        // it held.
+        let mut seen = None;
+        let (_, compute) = locks.memory(None).into_compute_ordered(|| false, || seen = Some((locks.mem_is_free(), locks.compute_is_free())));
+        assert_eq!(seen, Some((true, false)), "the memory lock released, the compute lock held during the work");
+        drop(compute);
+        assert!(locks.mem_is_free() && locks.compute_is_free());
     }
 
     #[test]

@@ -278,15 +278,16 @@ fn locked_phases<B: Backend + ?Sized>(
             let admission = stage(mem.stage_lock(), report);
             let mut staged = by_circuit(admission, report);
             // Circuit 0's host copies (the GPU backend's staging ring) run on
-            // a thread of their own while this call waits for the compute
-            // lock, outside the memory lock.
+            // a thread of their own, outside the memory lock: beside the wait
+            // for a busy compute lock, or before a free one is taken.
             let (span, compute) = std::thread::scope(|scope| {
                 let filling = staged[0].take().and_then(|s| spawn_fill(scope, backend, 0, inputs[0], s));
-                let locked = mem.into_compute();
-                if let Some(f) = filling {
-                    staged[0] = finish_fill(f, 0);
-                }
-                locked
+                let first = &mut staged[0];
+                mem.into_compute_after(|| {
+                    if let Some(f) = filling {
+                        *first = finish_fill(f, 0);
+                    }
+                })
             });
             report.mem = Some(span);
             report.stage_detail = backend.stage_detail();
