@@ -28,6 +28,14 @@ pub struct Call {
     pub end: Instant,
 }
 
+/// Where a slice goes: the row (process), the worker (thread) and the call.
+#[derive(Clone, Copy)]
+struct Lane {
+    pid: usize,
+    tid: usize,
+    call: usize,
+}
+
 /// Collects the events of a run.
 pub struct Trace {
     origin: Instant,
@@ -44,11 +52,11 @@ impl Trace {
         (t.saturating_duration_since(self.origin).as_secs_f64() * 1e6 * 1000.0).round() / 1000.0
     }
 
-    fn slice(&mut self, pid: usize, tid: usize, call: usize, name: &str, from: Instant, to: Instant, args: Value) {
+    fn slice(&mut self, lane: Lane, name: &str, from: Instant, to: Instant, args: Value) {
         let (ts, end) = (self.us(from), self.us(to));
         let mut a = args;
-        a["call"] = json!(call);
-        self.events.push(json!({"name": name, "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": (end - ts).max(0.0), "args": a}));
+        a["call"] = json!(lane.call);
+        self.events.push(json!({"name": name, "ph": "X", "pid": lane.pid, "tid": lane.tid, "ts": ts, "dur": (end - ts).max(0.0), "args": a}));
     }
 
     /// Adds one bench row: its calls and the library's reports of them
@@ -68,13 +76,14 @@ impl Trace {
             self.calls += 1;
             let tid = c.worker + 1;
             let report = by_thread.get_mut(&c.thread).and_then(|q| q.pop_front());
-            self.slice(pid, tid, id, "call", c.start, c.end, json!({"worker": c.worker}));
+            let lane = Lane { pid, tid, call: id };
+            self.slice(lane, "call", c.start, c.end, json!({"worker": c.worker}));
             let Some(r) = report else { continue };
             let first = r.mem.or(r.compute).map_or(c.end, |s| s.requested);
-            self.slice(pid, tid, id, "phase 0", c.start, first, json!({}));
+            self.slice(lane, "phase 0", c.start, first, json!({}));
             if let Some(m) = r.mem {
-                self.slice(pid, tid, id, "memory-lock wait", m.requested, m.acquired, json!({}));
-                self.slice(pid, tid, id, "phase 1 (memory lock)", m.acquired, m.released, json!({}));
+                self.slice(lane, "memory-lock wait", m.requested, m.acquired, json!({}));
+                self.slice(lane, "phase 1 (memory lock)", m.acquired, m.released, json!({}));
                 if let Some(free) = r.free_before {
                     let ts = self.us(m.requested);
                     self.events.push(json!({"name": "free VRAM", "ph": "C", "pid": pid, "ts": ts, "args": {"GiB": free as f64 / (1u64 << 30) as f64}}));
@@ -86,9 +95,9 @@ impl Trace {
                     Some(false) => "fallback",
                     None => "nothing to stage",
                 };
-                self.slice(pid, tid, id, "compute-lock wait", k.requested, k.acquired, json!({}));
-                self.slice(pid, tid, id, "phase 2 (compute lock)", k.acquired, k.released, json!({"path": path, "backend": r.backend.as_str()}));
-                self.slice(pid, tid, id, "phase 3", k.released, c.end, json!({}));
+                self.slice(lane, "compute-lock wait", k.requested, k.acquired, json!({}));
+                self.slice(lane, "phase 2 (compute lock)", k.acquired, k.released, json!({"path": path, "backend": r.backend.as_str()}));
+                self.slice(lane, "phase 3", k.released, c.end, json!({}));
                 if let Some(free) = r.free_after {
                     let ts = self.us(k.released);
                     self.events.push(json!({"name": "free VRAM", "ph": "C", "pid": pid, "ts": ts, "args": {"GiB": free as f64 / (1u64 << 30) as f64}}));
