@@ -219,9 +219,9 @@ pub trait Backend: Sync {
     /// part of staging that runs on CPU threads (the GPU backend's copies
     /// through its page-locked staging ring), which [`Backend::prefetch`]
     /// and [`Backend::prestage`] leave undone so as not to hold up the
-    /// computing thread or the memory lock. Circuit 0's runs between the
-    /// memory lock and the compute lock, the others' beside the H-MSM of the
-    /// circuit before. Returns once the copies are enqueued. Default:
+    /// computing thread or the memory lock. Circuit 0's runs once the memory
+    /// lock is released (beside the wait for a busy compute lock, or before a
+    /// free one is taken), the others' beside the H-MSM of the circuit before. Returns once the copies are enqueued. Default:
     /// nothing to do.
     fn fill(&self, _ci: usize, _abc: Abc<'_>, _staged: &mut Self::Staged) -> Result<()> {
         Ok(())

@@ -121,13 +121,15 @@ impl Drop for CpuG2Work {
     }
 }
 
-/// The most CPU-pool threads `CUZK_GPU_THREADS` may ask for per logical CPU:
+/// The most CPU-pool threads `CUZK_GPU_THREADS` may ask for per CPU available to the process:
 /// more only adds switching (a 2^9 proof took 0.1 s with 2 threads and 20 s
 /// with 5,000 on a 2-core host).
 pub const MAX_GPU_THREADS_PER_CPU: usize = 4;
 
 /// `CUZK_GPU_THREADS` with `curio-fork`: the thread count it asks of the
-/// CPU pool, at most [`MAX_GPU_THREADS_PER_CPU`] per logical CPU, or `None`
+/// CPU pool, at most [`MAX_GPU_THREADS_PER_CPU`] per CPU available to the
+/// process (`std::thread::available_parallelism`: affinity and cgroup quota
+/// counted), or `None`
 /// (unset, empty, 0, or not a decimal count: the pool's default, every
 /// CPU). The fork reads it with `atoi`, so its `8x` is 8 and its `-1` is
 /// 2^32 − 1 threads; here both are refused with a warning. Read once, when

@@ -61,21 +61,33 @@ pub(crate) fn in_check_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// Runs every task on a plain scoped thread of its own and returns once all
-/// have run; a task whose thread cannot be started runs on the calling
-/// thread, and a task's panic is resumed here. For parallel host work on the
-/// thread that holds a GPU's compute lock: rayon there could run another
-/// call's job while it waits (a caller inside a rayon pool), and that job
-/// would wait for the lock held further up the same stack.
-pub(crate) fn on_plain_threads<'a>(tasks: Vec<Box<dyn FnOnce() + Send + 'a>>) {
+/// A piece of host work for [`on_plain_threads`].
+pub(crate) type Task<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+/// Runs every task on plain scoped threads, at most [`cpu_threads`] of them
+/// (contiguous groups of tasks, each group in order on one thread), and
+/// returns once all have run; a group whose thread cannot be started runs on
+/// the calling thread, and a task's panic is resumed here. For parallel host
+/// work on the thread that holds a GPU's compute lock: rayon there could run
+/// another call's job while it waits (a caller inside a rayon pool), and that
+/// job would wait for the lock held further up the same stack.
+pub(crate) fn on_plain_threads<'a>(tasks: Vec<Task<'a>>) {
+    let groups = tasks.len().min(cpu_threads()).max(1);
+    let per = tasks.len().div_ceil(groups).max(1);
+    let mut tasks = tasks.into_iter();
+    let groups: Vec<Task<'a>> = std::iter::from_fn(|| {
+        let group: Vec<Task<'a>> = tasks.by_ref().take(per).collect();
+        (!group.is_empty()).then(|| Box::new(move || group.into_iter().for_each(|t| t())) as Task<'a>)
+    })
+    .collect();
     std::thread::scope(|scope| {
-        let mut spawned = Vec::with_capacity(tasks.len());
-        for task in tasks {
+        let mut spawned = Vec::with_capacity(groups.len());
+        for task in groups {
             // Shared with the thread, so that it is still here to run when
             // the thread cannot be started (the closure is dropped then).
             let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(task)));
             let theirs = slot.clone();
-            let take = |s: &std::sync::Mutex<Option<Box<dyn FnOnce() + Send + 'a>>>| s.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let take = |s: &std::sync::Mutex<Option<Task<'a>>>| s.lock().unwrap_or_else(|p| p.into_inner()).take();
             let run = move || {
                 if let Some(t) = take(&theirs) {
                     t()
@@ -103,5 +115,26 @@ pub(crate) fn in_cpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         // Could not start threads: run here (a caller inside a saturated
         // global pool may then wait).
         None => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_threads_run_every_task_once_on_at_most_the_pool_size() {
+        for n in [0usize, 1, 3, 64] {
+            let ran: Vec<std::sync::Mutex<Option<std::thread::ThreadId>>> = (0..n).map(|_| Default::default()).collect();
+            let tasks: Vec<Task<'_>> = ran
+                .iter()
+                .map(|slot| Box::new(move || assert!(slot.lock().unwrap().replace(std::thread::current().id()).is_none())) as Task<'_>)
+                .collect();
+            on_plain_threads(tasks);
+            let mut threads: Vec<_> = ran.iter().map(|s| s.lock().unwrap().expect("every task ran")).collect();
+            threads.sort_by_key(|t| format!("{t:?}"));
+            threads.dedup();
+            assert!(threads.len() <= cpu_threads().max(1), "{n} tasks on {} threads, pool of {}", threads.len(), cpu_threads());
+        }
     }
 }

@@ -206,8 +206,8 @@ impl Backend for GpuCall {
     fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
         let t = Instant::now();
         let bytes = self.fill_ring(&abc, staged)?;
-        // Circuit 0's copy belongs to the call's staging (it runs between
-        // the memory lock and the compute lock): it goes into the phase-1 detail.
+        // Circuit 0's copy belongs to the call's staging (it starts once the
+        // memory lock is released): it goes into the phase-1 detail.
         if ci == 0 && bytes > 0 {
             self.step("then circuit 0's ring copy outside the lock", t);
         }

@@ -169,7 +169,7 @@ pub fn quotient_bytes(n: usize) -> usize {
     3 * 32 * n + 2 * Twiddles::bytes(lg_n) + 32 * ((1 << LG_LO) + n.div_ceil(1 << LG_LO)) + 32
 }
 
-/// See [`crate::backend::Backend::quotient`]; `da`, `db`, `dc` hold the
+/// See [`crate::backend::Compute::quotient`]; `da`, `db`, `dc` hold the
 /// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
 /// form) and are consumed: b and c are dropped (freed, or handed back to the
 /// idle pre-stage list) right after the pointwise step. Returns the n

@@ -12,7 +12,7 @@ use super::device::Gpu;
 /// phase 2 computes in: this call's own allocation, freed on drop like any
 /// `CudaSlice` (stream-ordered), or a pre-stage vector, which on drop goes
 /// back to its device's idle list for the next phase 1 instead
-/// ([`Gpu::keep_idle_stage`]; the memory stays mapped until the device goes
+/// ([`super::memory::DeviceMemory::keep_idle_stage`]; the memory stays mapped until the device goes
 /// idle). Either way dropping it waits for nothing.
 pub struct ScalarBuf {
     buf: Option<CudaSlice<u64>>,

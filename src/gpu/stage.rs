@@ -359,8 +359,9 @@ impl GpuCall {
         }
         // Copies through the ring are left to the pipeline, outside the
         // memory lock (a ring buffer's reuse can wait for another call's
-        // kernels): the first circuit's while this call waits for the
-        // compute lock, the later ones' beside this call's own H-MSMs.
+        // kernels): the first circuit's between the two locks (beside the
+        // wait for a busy compute lock, or before a free one is taken), the
+        // later ones' beside this call's own H-MSMs.
         Admission::Staged(staged)
     }
 

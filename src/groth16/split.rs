@@ -68,7 +68,7 @@ pub enum MsmPlan {
         tail: Vec<u32>,
         /// The aux variable at each tail position, shared by every circuit:
         /// the tail's scalars are read from the witness when its MSM runs
-        /// ([`MsmPlan::tail_scalars`]), not copied per circuit here (a
+        /// ([`MsmPlan::tail_scalars_all`]), not copied per circuit here (a
         /// porep-32g circuit's copies were ~0.3 GiB of host memory, held
         /// for the whole call).
         tail_vars: Vec<u32>,
@@ -89,8 +89,9 @@ impl MsmPlan {
     }
 
     /// [`MsmPlan::tail_scalars`] of every circuit (`aux`: the circuits' aux
-    /// vectors), gathered in pieces of the tail on plain threads, about
-    /// [`crate::threads::cpu_threads`] pieces in all: it runs under the
+    /// vectors), gathered in pieces of the tail (about
+    /// [`crate::threads::cpu_threads`] pieces in all, at least one per
+    /// circuit) on at most that many plain threads: it runs under the
     /// compute lock ([`crate::threads::on_plain_threads`]), and one
     /// porep-32g circuit's gather on one thread (random reads over its
     /// 4 GiB aux vector) took ~0.2 s of the hold on the H200.
@@ -107,7 +108,7 @@ impl MsmPlan {
         let len = tail_vars.len();
         let per = len.div_ceil((pieces / aux.len().max(1)).max(1)).max(min_piece).max(1);
         let mut out: Vec<Vec<Scalar>> = aux.iter().map(|_| Vec::with_capacity(len)).collect();
-        let mut tasks: Vec<Box<dyn FnOnce() + Send + '_>> = Vec::new();
+        let mut tasks: Vec<crate::threads::Task<'_>> = Vec::new();
         for (o, a) in out.iter_mut().zip(aux) {
             for (dst, vars) in o.spare_capacity_mut()[..len].chunks_mut(per).zip(tail_vars.chunks(per)) {
                 tasks.push(Box::new(move || {

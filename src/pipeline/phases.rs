@@ -31,8 +31,8 @@ use crate::srs::Srs;
 /// copies on a thread of their own, [`Backend::fill`]); then
 /// (once the plans are ready) the G1 batch additions of all circuits in one
 /// pass per base vector, the tails, and the G2 batch addition (and the G2
-/// MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Phase 3 (no lock):
-/// unpin what is left, join the threads. The memory lock is released before the compute
+/// MSMs, with `SUPRASEAL_C2_G2_MSM=gpu`); `end_compute`. Then (no lock)
+/// the threads are joined, and phase 3 unpins what is left. The memory lock is released before the compute
 /// lock is requested, so no call ever holds both.
 pub fn prove<B: Backend + ?Sized>(
     backend: &B,
@@ -80,7 +80,9 @@ pub fn prove<B: Backend + ?Sized>(
             scope.spawn(move || checks.run(&batch.circuits));
         }
         let cpu = scope.spawn(move || {
-            let plans = clock.time(Step::Prep, || in_cpu_pool(|| Arc::new(Plans::prepare(srs, batch))));
+            // Timed inside the pool: a wait for one of its workers (another
+            // call's work) is not preparation.
+            let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch))));
             let _ = tx.send(plans.clone());
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
             // GPU), less the parts the backend runs on the device in phase 2.

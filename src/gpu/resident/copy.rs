@@ -1,6 +1,6 @@
 //! One key's bases on one device ([`ResidentKey`]): the copies and how a
 //! call finds its bases in them. The device holds the current one
-//! (`Gpu::resident`); [`super::device_side`] uploads and releases them.
+//! (`DeviceMemory::resident`); [`super::device_side`] uploads and releases them.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
