@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
 use super::device::{cuda_err, CUDA_ERROR_OUT_OF_MEMORY};
+use super::resident::Room;
 use super::stage::{compute_peak_bytes, KeyShape};
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -65,24 +66,14 @@ pub struct DeviceMemory {
     resident_pool: Pool,
 }
 
-/// What admission may count on, in bytes ([`DeviceMemory::room`]).
+/// The pre-stage memory that [`DeviceMemory::room`] counted as reusable, in
+/// bytes (the pool growth of phase 1 reads it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Room {
-    /// Memory a pre-stage may take: free memory (less the pre-stage pool's
-    /// cache) plus the idle pre-stage vectors and that cache, of which at
-    /// most the request counts (they serve only pre-stages), after
-    /// `SUPRASEAL_C2_VRAM_LIMIT_MB` and the margin's accounting.
-    pub avail: usize,
-    /// Memory a computing call's phase 2 may take (the compute pool cannot
-    /// use pre-stage memory).
-    pub compute_avail: usize,
-    /// What stays free for whichever call computes: the margin plus its
-    /// peak ([`compute_peak_bytes`]).
-    pub reserve: usize,
-    /// The part of `avail` that is reused pre-stage memory (idle vectors and
-    /// the pool's cache), not new mappings.
+pub struct StageReuse {
+    /// The part of the room's `avail` that is reused pre-stage memory (idle
+    /// vectors and the pool's cache), not new mappings.
     pub reusable: usize,
-    /// The pre-stage pool's cache and the idle vectors of this size, in bytes.
+    /// The pre-stage pool's cache and the idle vectors of this size.
     pub stage_cached: usize,
     pub idle: usize,
 }
@@ -110,10 +101,15 @@ impl DeviceMemory {
 
     /// Admission's one question: what a call of domain `n`, key `key` and
     /// `settings` may stage, asking for `need` bytes of pre-stage vectors,
-    /// beside the reserve a computing call needs. Queries only (`cuMemGetInfo`,
-    /// pool attributes): it waits for nothing. Vectors on the idle list of
-    /// another length are freed back to the pre-stage pool on the way.
-    pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<Room> {
+    /// beside the reserve a computing call needs ([`Room`]: `avail` counts
+    /// free memory less the pre-stage pool's cache, plus at most `need` of
+    /// that cache and the idle vectors, which serve only pre-stages;
+    /// `compute_avail` what phase 2's pool may take; `reserve` the margin
+    /// plus [`compute_peak_bytes`]), and the reusable part of it. Queries
+    /// only (`cuMemGetInfo`, pool attributes): it waits for nothing. Vectors
+    /// on the idle list of another length are freed back to the pre-stage
+    /// pool on the way.
+    pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<(Room, StageReuse)> {
         let (free, total) = self.available()?;
         let stage_cached = self.stage_cached();
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
@@ -123,14 +119,13 @@ impl DeviceMemory {
         let idle = self.idle_stage_bytes(4 * n);
         let reusable = (stage_cached + idle).min(need);
         let free_compute = free.saturating_sub(stage_cached);
-        Ok(Room {
+        let room = Room {
             avail: settings.effective_free(free_compute + reusable, total),
             compute_avail: settings.effective_free(free_compute, total),
+            one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
             reserve: settings.vram_margin + compute_peak_bytes(n, key, settings),
-            reusable,
-            stage_cached,
-            idle,
-        })
+        };
+        Ok((room, StageReuse { reusable, stage_cached, idle }))
     }
 
     /// A stream-ordered allocation of `len` elements of `T` from the compute

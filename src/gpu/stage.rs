@@ -324,13 +324,12 @@ impl GpuCall {
         let t = std::time::Instant::now();
         let room = exec.gpu.memory.room(n, &self.key_shape(), settings, need);
         self.step("info", t);
-        let room = match room {
+        let (room, reuse) = match room {
             Ok(r) => r,
             Err(e) => return Admission::Fallback(e.message),
         };
         let reserve = room.reserve;
-        let avail = room.avail
-            - self.keep_key_resident(resident::Room { avail: room.avail, compute_avail: room.compute_avail, one_circuit: one, reserve });
+        let avail = room.avail - self.keep_key_resident(room);
         if !settings.prestage {
             return Admission::Fallback("SUPRASEAL_C2_PRESTAGE=off".into());
         }
@@ -347,8 +346,8 @@ impl GpuCall {
         let k = ((avail - reserve) / one).min(pinned);
         // Device memory that new pool mappings may take: what admission
         // counted beyond the reserve, less the reusable memory it counted.
-        let new_room = avail - reserve - room.reusable.min(k * one);
-        self.grow_stage_pool(3 * k, n, new_room, room.stage_cached, room.idle);
+        let new_room = avail - reserve - reuse.reusable.min(k * one);
+        self.grow_stage_pool(3 * k, n, new_room, reuse.stage_cached, reuse.idle);
         let mut staged = Vec::with_capacity(k);
         for (ci, abc) in inputs[..k].iter().enumerate() {
             match self.stage_one(ci, abc, n) {
@@ -392,7 +391,7 @@ impl GpuCall {
             return None;
         }
         let one = 3 * n * std::mem::size_of::<Scalar>();
-        let room = exec.gpu.memory.room(n, &self.key_shape(), settings, one).ok()?;
+        let (room, _) = exec.gpu.memory.room(n, &self.key_shape(), settings, one).ok()?;
         let (reserve, avail) = (room.reserve, room.avail);
         if one + reserve > avail {
             tracing::debug!(circuit = ci, one, reserve, avail, "no room to stage the next circuit ahead");
