@@ -497,3 +497,41 @@ fn gpu_phase2_peak_is_within_the_formula() {
     assert!(got <= want + (64 << 20), "measured {got} B above the formula's {want} B");
     assert!(got >= want / 2, "measured {got} B, under half the formula's {want} B: the formula overstates the peak");
 }
+
+/// The GPU call's quotient and H-MSM from each placement of a, b, c: all
+/// uploaded in turn (the fallback path: each vector on the upload stream
+/// beside the transforms of the ones before it), and part of them staged
+/// ahead in phase 2 where the card has room for some of the next circuit
+/// but not all of it (a VRAM limit of four vectors above the device's use):
+/// the CPU's point both times, and the staging rule stages one or two of
+/// the three vectors, not none or all.
+#[cfg(supraseal_gpu)]
+#[test]
+fn gpu_quotient_msm_matches_cpu_with_inputs_staged_in_part() {
+    use supraseal_c2::config::Settings;
+    let n = 1usize << 20.min(max_log());
+    // The probe's call ends before the tested one opens: staging ahead
+    // happens only while one call is in flight on the device.
+    let Some(used) = gpu_with(Settings::default()).map(|g| g.used_bytes().unwrap()) else { return };
+    let settings = Settings { vram_margin: 0, vram_limit: Some(used + 4 * 32 * n), ..Default::default() };
+    let Some(gpu) = gpu_with(settings) else { return };
+    let s = seed();
+    let abc: Vec<Vec<Scalar>> = (0..3).map(|i| random_scalars(n - 5, s + 50 + i)).collect();
+    let inputs = [&abc[0][..], &abc[1][..], &abc[2][..]];
+    let bases = random_bases(n - 1, s + 53);
+    let coeffs = CpuCompute.quotient(inputs, n).unwrap();
+    let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &coeffs[..n - 1]);
+    let locks = supraseal_c2::locks::GpuLocks::default();
+    let compute = locks.compute_only();
+    let call = gpu.call();
+    assert_eq!(call.quotient_msm(&compute, inputs, n, None, &bases, &mut || {}).unwrap(), want, "a, b, c uploaded in turn");
+    assert_eq!(Backend::pin(call, 1, inputs), None, "circuit 1 stageable");
+    let staged = call.prefetch(&compute, 1, inputs, n).expect("room for part of circuit 1");
+    let k = staged.staged();
+    assert!((1..=2).contains(&k), "{k} of 3 vectors staged ahead under a limit of 4 vectors");
+    let got = call.quotient_msm(&compute, inputs, n, Some(staged), &bases, &mut || {}).unwrap();
+    assert_eq!(got, want, "{k} vectors staged ahead, the rest uploaded in turn");
+    Backend::unpin_circuit(call, 1);
+    call.end_compute(&compute).unwrap();
+    eprintln!("2^{}: quotient and H-MSM match the CPU with a, b, c uploaded in turn and with {k} staged ahead", n.trailing_zeros());
+}

@@ -90,32 +90,38 @@ impl GpuCall {
     }
 
     /// The quotient's n coefficients left on the device (4·n u64 words,
-    /// Montgomery form): from `staged` when phase 1 uploaded a/b/c, else
-    /// uploaded here, under the compute lock (the fallback path).
-    fn quotient_on_device(&self, [a, b, c]: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
-        let (da, db, dc) = match staged {
-            Some(mut s) => {
-                // Left unfilled only when no filler ran ahead of this turn.
-                self.fill_ring(&[a, b, c], &mut s)?;
-                // Diagnostics only (a host wait the kernels would make on the
-                // device anyway): how much of the staged upload is still
-                // running when the quotient starts.
-                if tracing::enabled!(target: "supraseal_c2::gpu::stage", tracing::Level::DEBUG) {
-                    let t = Instant::now();
-                    let _ = self.upload.synchronize();
-                    tracing::debug!(target: "supraseal_c2::gpu::stage", wait_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "staged a, b, c: upload still running at the quotient");
-                }
-                (s.a, s.b, s.c)
-            }
-            None => {
+    /// Montgomery form). a, b, c come from `staged` as far as phase 1 or
+    /// staging ahead put them there; the rest are uploaded here, under the
+    /// compute lock (the fallback path), each on the upload stream while the
+    /// transforms of the vectors before it run.
+    fn quotient_on_device(&self, abc: Abc<'_>, n: usize, staged: Option<StagedAbc>) -> Result<ScalarBuf> {
+        let mut parts: [Option<ScalarBuf>; 3] = Default::default();
+        if let Some(mut s) = staged {
+            // Left unfilled only when no filler ran ahead of this turn.
+            self.fill_ring(&abc, &mut s)?;
+            // Diagnostics only (a host wait the kernels would make on the
+            // device anyway): how much of the staged upload is still
+            // running when the quotient starts.
+            if tracing::enabled!(target: "supraseal_c2::gpu::stage", tracing::Level::DEBUG) {
                 let t = Instant::now();
-                let up = |v, what| self.upload_padded(v, n, what);
-                let abc = (up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?);
-                tracing::debug!(enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c upload inside the compute lock");
-                abc
+                let _ = self.upload.synchronize();
+                tracing::debug!(target: "supraseal_c2::gpu::stage", wait_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), staged = s.staged(), "staged vectors: upload still running at the quotient");
             }
-        };
-        ntt::quotient(&self.exec, da, db, dc, n)
+            parts = s.v;
+        }
+        let (t, mut uploaded) = (Instant::now(), 0);
+        let what = ["upload a", "upload b", "upload c"];
+        let q = ntt::quotient(&self.exec, n, |k| match parts[k].take() {
+            Some(d) => Ok(d),
+            None => {
+                uploaded += 1;
+                self.upload_padded(abc[k], n, what[k])
+            }
+        })?;
+        if uploaded > 0 {
+            tracing::debug!(uploaded, enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c: vectors uploaded inside the compute lock");
+        }
+        Ok(q)
     }
 }
 
@@ -140,8 +146,8 @@ impl Drop for GpuCall {
 /// CPU (rayon, blst) unless `SUPRASEAL_C2_G2_MSM` places them on the device.
 impl Compute for Exec {
     fn quotient(&self, [a, b, c]: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
-        let up = |v, what| ntt::upload_padded(self, v, n, what).map(ScalarBuf::owned);
-        let t = ntt::quotient(self, up(a, "upload a")?, up(b, "upload b")?, up(c, "upload c")?, n)?;
+        let inputs = [(a, "upload a"), (b, "upload b"), (c, "upload c")];
+        let t = ntt::quotient(self, n, |k| ntt::upload_padded(self, inputs[k].0, n, inputs[k].1).map(ScalarBuf::owned))?;
         Ok(from_limbs(&self.download(&t, "download H coefficients")?))
     }
     fn msm<G: Group>(&self, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {

@@ -62,6 +62,30 @@ impl Exec {
         Ok(d)
     }
 
+    /// A phase-2 buffer of `n` elements from the compute pool, allocated in
+    /// `stream`'s order (an upload stream: a copy into it then waits for none
+    /// of the kernels queued on this call's compute stream), its elements
+    /// from `written` on zeroed on that stream.
+    ///
+    /// # Safety
+    /// Elements `..written` are uninitialised: the caller writes them
+    /// before any read.
+    pub unsafe fn alloc_padded_on<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        written: usize,
+        what: &str,
+    ) -> Result<CudaSlice<T>> {
+        check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
+        // SAFETY: the tail is zeroed below; the caller writes the head.
+        let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(stream, n.max(1), what) }?;
+        if written < n {
+            stream.memset_zeros(&mut d.slice_mut(written..)).map_err(cuda_err(what))?;
+        }
+        Ok(d)
+    }
+
     /// Copies a device buffer back (waits for this stream only).
     pub fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(&self, d: &CudaSlice<T>, what: &str) -> Result<Vec<T>> {
         self.stream.clone_dtoh(d).map_err(cuda_err(what))

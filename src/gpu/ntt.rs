@@ -169,12 +169,16 @@ pub fn quotient_bytes(n: usize) -> usize {
     3 * 32 * n + 2 * Twiddles::bytes(lg_n) + 32 * ((1 << LG_LO) + n.div_ceil(1 << LG_LO)) + 32
 }
 
-/// See [`crate::backend::Compute::quotient`]; `da`, `db`, `dc` hold the
-/// evaluations zero-padded to `n` scalars (4·n u64 words each, Montgomery
-/// form) and are consumed: b and c are dropped (freed, or handed back to the
-/// idle pre-stage list) right after the pointwise step. Returns the n
-/// coefficients on the device, in `da`'s buffer.
-pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: usize) -> Result<ScalarBuf> {
+/// See [`crate::backend::Compute::quotient`]. `input(k)` gives vector k
+/// (a, b, c for k = 0, 1, 2) on the device: the evaluations zero-padded to
+/// `n` scalars (4·n u64 words each, Montgomery form). It is asked for each
+/// vector only once the transforms of the vectors before it are enqueued,
+/// so an upload it starts on another stream overlaps them (the kernels
+/// that read the vector wait for its write). The vectors are consumed: b
+/// and c are dropped (freed, or handed back to the idle pre-stage list)
+/// right after the pointwise step. Returns the n coefficients on the
+/// device, in a's buffer.
+pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
     let tw_fwd = Twiddles::new(gpu, lg_n, false)?;
     let tw_inv = Twiddles::new(gpu, lg_n, true)?;
@@ -183,16 +187,17 @@ pub fn quotient(gpu: &Exec, mut da: ScalarBuf, db: ScalarBuf, dc: ScalarBuf, n: 
 
     // Evaluations on the roots -> coefficients (·1/n folded into the coset
     // shift) -> evaluations on the coset g·<w>.
-    let to_coset = |d: &mut CudaSlice<u64>| -> Result<()> {
-        ntt(gpu, d, &tw_inv, lg_n)?;
-        mul_powers(gpu, d, g, n_inv, n)?;
-        ntt(gpu, d, &tw_fwd, lg_n)
+    let to_coset = |k: usize, input: &mut dyn FnMut(usize) -> Result<ScalarBuf>| -> Result<ScalarBuf> {
+        let mut d = input(k)?;
+        ntt(gpu, &mut d, &tw_inv, lg_n)?;
+        mul_powers(gpu, &mut d, g, n_inv, n)?;
+        ntt(gpu, &mut d, &tw_fwd, lg_n)?;
+        Ok(d)
     };
-    to_coset(&mut da)?;
+    let mut da = to_coset(0, &mut input)?;
     {
-        let (mut db, mut dc) = (db, dc);
-        to_coset(&mut db)?;
-        to_coset(&mut dc)?;
+        let db = to_coset(1, &mut input)?;
+        let dc = to_coset(2, &mut input)?;
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let k = consts(gpu, &[z_inv])?;
         let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::FrQuotientPointwise));

@@ -32,7 +32,7 @@ use super::call::GpuCall;
 use super::faults::check_alloc;
 use super::words::limbs;
 pub use super::scalar_buf::ScalarBuf;
-use super::resident::{self, KeyPlan, Residency};
+use super::resident::{self, KeyPlan, Residency, Room};
 use crate::backend::{Abc, Admission};
 use crate::config::FaultPhase;
 use crate::error::Result;
@@ -123,16 +123,46 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
     (others > 0 && target > have.max(own)).then_some(target)
 }
 
-/// One circuit's a, b, c on the device: 4·n u64 words each (n scalars in
-/// Montgomery form, zero-padded past `abc_size`).
+/// How many of the next circuit's a, b, c (`vector` bytes each) phase 2
+/// stages beside the H-MSM it is about to run, its coefficients (one more
+/// `vector`) already on the device and `h_work` more bytes still to be
+/// allocated by it. All three where they fit beside a computing call's peak
+/// (`room.avail` against `room.reserve`, phase 1's rule). Else as many as
+/// fit both in the call's own peak (`room.reserve` less `margin`: the
+/// largest step, which the H-MSM's footprint leaves part of unused) and in
+/// the compute pool's free memory less the margin, at most two: staging
+/// ahead then never raises the call's peak, so admission's reserve for a
+/// computing call still holds. On a 16 GiB card at porep-32g that is one
+/// vector (the H-MSM holds ~6.4 GB of a 13.4 GB peak).
+pub fn ahead_vectors(room: &Room, vector: usize, h_work: usize, margin: usize) -> usize {
+    if 3 * vector + room.reserve <= room.avail {
+        return 3;
+    }
+    let peak = room.reserve.saturating_sub(margin);
+    let in_peak = peak.saturating_sub(vector + h_work) / vector.max(1);
+    let in_free = room.compute_avail.saturating_sub(margin + h_work) / vector.max(1);
+    in_peak.min(in_free).min(2)
+}
+
+/// One circuit's a, b, c on the device, or the first of them: 4·n u64 words
+/// each (n scalars in Montgomery form, zero-padded past `abc_size`). Phase 1
+/// stages all three; staging ahead in phase 2 may stage only a, or a and b
+/// ([`GpuCall::prefetch_inputs`]), and the quotient uploads the rest in its
+/// turn ([`super::ntt::quotient`] takes its inputs one at a time).
 pub struct StagedAbc {
-    pub a: ScalarBuf,
-    pub b: ScalarBuf,
-    pub c: ScalarBuf,
+    /// a, b, c in that order; `None` past the staged ones.
+    pub v: [Option<ScalarBuf>; 3],
     /// Per vector (a, b, c): its copy from a pageable host buffer is still
     /// to be made through the staging ring ([`GpuCall::fill_ring`]); the padding
     /// is written.
     pub unfilled: [bool; 3],
+}
+
+impl StagedAbc {
+    /// How many of a, b, c are on the device (or on their way).
+    pub fn staged(&self) -> usize {
+        self.v.iter().flatten().count()
+    }
 }
 
 /// How one circuit's a/b/c go up, decided in phase 0 or by the pinning
@@ -247,9 +277,8 @@ impl GpuCall {
             return Err(crate::error::Error::new(crate::error::code::EFAULT, "staged inputs await the staging ring, which does not exist"));
         };
         let (t, mut bytes) = (std::time::Instant::now(), 0);
-        let vectors = [(a, &mut staged.a, "staging a"), (b, &mut staged.b, "staging b"), (c, &mut staged.c, "staging c")];
-        for (k, (v, d, what)) in vectors.into_iter().enumerate() {
-            if staged.unfilled[k] {
+        for (k, (v, what)) in [(a, "staging a"), (b, "staging b"), (c, "staging c")].into_iter().enumerate() {
+            if let (true, Some(d)) = (staged.unfilled[k], staged.v[k].as_mut()) {
                 ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
                 staged.unfilled[k] = false;
                 bytes += std::mem::size_of_val(*v);
@@ -265,20 +294,24 @@ impl GpuCall {
     }
 
     /// The fallback path's upload of one vector (compute lock held), into a
-    /// new zero-padded buffer of `n` scalars on the compute stream: through
-    /// the staging ring when the call uses it and the buffer is pageable,
-    /// else directly (asynchronous only from page-locked memory).
+    /// new zero-padded buffer of `n` scalars from the compute pool, on the
+    /// call's upload stream: it overlaps the quotient's transforms of the
+    /// vectors before it, and the kernels that read it wait for its copy
+    /// (the buffer's write event). Through the staging ring when the call
+    /// uses it and the buffer is pageable, else directly (asynchronous only
+    /// from page-locked memory).
     pub(super) fn upload_padded(&self, v: &[Scalar], n: usize, what: &str) -> Result<ScalarBuf> {
         let exec = &self.exec;
         let bytes = std::mem::size_of_val(v);
+        // SAFETY: the first 4·len words are written below, before any read.
+        let mut d = unsafe { exec.alloc_padded_on::<u64>(&self.upload, 4 * n, 4 * v.len(), what) }?;
         match self.ring() {
             Some(ring) if bytes > 0 && !exec.gpu.is_page_locked(v.as_ptr() as *const c_void, bytes) => {
-                let mut d = exec.zeros::<u64>(4 * n, what)?;
-                ring.fill(&exec.gpu, &exec.stream, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
-                Ok(ScalarBuf::owned(d))
+                ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
             }
-            _ => super::ntt::upload_padded(exec, v, n, what).map(ScalarBuf::owned),
+            _ => self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?,
         }
+        Ok(ScalarBuf::owned(d))
     }
 
     /// Lets go of circuit `ci`'s pins. The caller has seen every copy from
@@ -390,17 +423,20 @@ impl GpuCall {
             tracing::debug!(circuit = ci, active, why, "next circuit not staged ahead: it uploads in its turn");
             return None;
         }
-        let one = 3 * n * std::mem::size_of::<Scalar>();
-        let (room, _) = exec.gpu.memory.room(n, &self.key_shape(), settings, one).ok()?;
-        let (reserve, avail) = (room.reserve, room.avail);
-        if one + reserve > avail {
-            tracing::debug!(circuit = ci, one, reserve, avail, "no room to stage the next circuit ahead");
+        let vector = n * std::mem::size_of::<Scalar>();
+        let key = self.key_shape();
+        let (room, _) = exec.gpu.memory.room(n, &key, settings, 3 * vector).ok()?;
+        let h_work = super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk);
+        let k = ahead_vectors(&room, vector, h_work, settings.vram_margin);
+        if k == 0 {
+            tracing::debug!(circuit = ci, vector, h_work, ?room, "no room to stage the next circuit ahead");
             return None;
         }
         let t = std::time::Instant::now();
-        match self.stage_one(ci, abc, n) {
+        let staged = if k == 3 { self.stage_one(ci, abc, n) } else { self.stage_part(ci, abc, n, k) };
+        match staged {
             Ok(staged) => {
-                tracing::debug!(circuit = ci, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = ?staged.unfilled, "next circuit staged ahead");
+                tracing::debug!(circuit = ci, vectors = k, ms = t.elapsed().as_secs_f64() * 1e3, unfilled = ?staged.unfilled, "next circuit staged ahead");
                 Some(staged)
             }
             Err(e) => {
@@ -516,17 +552,58 @@ impl GpuCall {
             Ok(d)
         };
         Ok(StagedAbc {
-            a: one(a, direct[0], "pre-stage a")?,
-            b: one(b, direct[1], "pre-stage b")?,
-            c: one(c, direct[2], "pre-stage c")?,
+            v: [Some(one(a, direct[0], "pre-stage a")?), Some(one(b, direct[1], "pre-stage b")?), Some(one(c, direct[2], "pre-stage c")?)],
             unfilled: direct.map(|d| !d),
         })
+    }
+
+    /// The first `k` of circuit `ci`'s vectors staged ahead, allocated from
+    /// the compute pool on the upload stream: that pool holds the buffers
+    /// this call's last quotient freed, which the pre-stage pool could not
+    /// reuse (on a card with no spare memory its allocation would fail).
+    /// Copied directly where page-locked, else left unfilled for the ring.
+    fn stage_part(&self, ci: usize, abc: &Abc<'_>, n: usize, k: usize) -> Result<StagedAbc> {
+        let direct = self.stageable(ci).1;
+        let mut staged = StagedAbc { v: Default::default(), unfilled: [false; 3] };
+        for (i, what) in ["stage a ahead", "stage b ahead", "stage c ahead"].into_iter().enumerate().take(k) {
+            let v = abc[i];
+            // SAFETY: the first 4·len words are written before any read: by
+            // the copy below, or by the ring's fill (`fill_ring`, which runs
+            // before the quotient reads a staged vector).
+            let mut d = unsafe { self.exec.alloc_padded_on::<u64>(&self.upload, 4 * n, 4 * v.len(), what) }?;
+            if direct[i] {
+                self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?;
+            }
+            staged.unfilled[i] = !direct[i];
+            staged.v[i] = Some(ScalarBuf::owned(d));
+        }
+        Ok(staged)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::growth_target;
+    use super::{ahead_vectors, growth_target, Room};
+
+    #[test]
+    fn staging_ahead_never_raises_the_calls_peak() {
+        const GB: usize = 1_000_000_000;
+        let room = |avail: usize, reserve: usize| Room { avail, compute_avail: avail, one_circuit: 3 * 4 * GB, reserve };
+        let (vector, margin) = (4 * GB, GB / 2);
+        // A big card: the whole circuit fits beside a computing call's peak.
+        assert_eq!(ahead_vectors(&room(40 * GB, 14 * GB), vector, 2 * GB, margin), 3);
+        // porep-32g as a 16 GiB card: peak 13.4 GB (the quotient), H-MSM 4 GB of
+        // coefficients + 2 GB of chunks: one vector fits in the peak, not two.
+        let r = room(12 * GB, 13 * GB + 9 * GB / 10);
+        assert_eq!(ahead_vectors(&r, vector, 2 * GB, margin), 1);
+        // The same, with less free memory than the peak leaves: none.
+        assert_eq!(ahead_vectors(&room(5 * GB, 13 * GB + 9 * GB / 10), vector, 2 * GB, margin), 0);
+        // Free memory counted only where the compute pool can use it.
+        let r = Room { compute_avail: 3 * GB, ..room(12 * GB, 13 * GB + 9 * GB / 10) };
+        assert_eq!(ahead_vectors(&r, vector, 2 * GB, margin), 0);
+        // A peak far above the H-MSM's footprint: at most two (three is phase 1's rule).
+        assert_eq!(ahead_vectors(&room(30 * GB, 60 * GB), vector, GB, margin), 2);
+    }
 
     #[test]
     fn pool_growth_covers_the_waiting_calls_within_the_room() {
