@@ -1,25 +1,38 @@
-// G1 and G2 multi-scalar multiplication, Pippenger's bucket method with unsigned
-// c-bit windows. Per window (driven by src/gpu/msm.rs):
-//   histogram of digits -> exclusive scan (bucket starts) -> scatter point
-//   indices into bucket order (a counting sort) -> accumulate each bucket's
-//   points (balanced: each thread takes K consecutive sorted points and hands
-//   runs that cross its range to merge levels and a fix-up pass) into that
-//   window's row of an all-windows bucket table.
+// G1 and G2 multi-scalar multiplication, Pippenger's bucket method with
+// signed c-bit digits. msm_recode turns each scalar s (Montgomery form, s < r
+// < 2^255) into the integer t = s + K, K = sum_{w<W-1} 2^(c-1) * 2^(c*w),
+// with W = ceil(256/c) windows (t < 2^256, no overflow). Window w < W-1 of s
+// then has the digit d_w = (bits [c*w, c*w+c) of t) - 2^(c-1), in
+// [-2^(c-1), 2^(c-1) - 1]; the top window's digit is bits [c*(W-1), 256) of
+// t, unsigned and at most 2^(c-1); s = sum_w d_w * 2^(c*w). A point with
+// digit d goes to bucket |d| (1 .. 2^(c-1); d = 0 to none), negated when
+// d < 0: 2^(c-1) + 1 bucket slots per window, slot 0 unused.
+// Per window (driven by src/gpu/msm.rs):
+//   histogram of |digits| -> exclusive scan (bucket starts) -> scatter point
+//   indices, with the digit's sign in bit 31, into bucket order (a counting
+//   sort) -> accumulate each bucket's points (balanced: each thread takes K
+//   consecutive sorted points and hands runs that cross its range to merge
+//   levels and a fix-up pass) into that window's row of an all-windows
+//   bucket table.
 // Then, once for all windows: sum_d d*B_d by segments of buckets (running
 // sums) -> one Jacobian point per window.
 // The host combines the windows: sum_w 2^(c*w) * W_w.
-// Scalars must already be canonical integers (fr_from_montgomery). The
-// digit kernels are shared; the point kernels are templates instantiated per
-// group (suffix _g1 / _g2).
+// The digit kernels are shared; the point kernels are templates
+// instantiated per group (suffix _g1 / _g2).
 #include <cstddef>
 #include <cstdint>
 
+#include "fr.cuh"
 #include "g1.cuh"
 #include "g2.cuh"
 #include "util.cuh"
 
 #define INVALID 0xffffffffu
 
+// Windows of c bits over the recoded 256-bit scalars (MsmTuning::windows).
+__device__ __forceinline__ unsigned msm_windows(unsigned c) { return (256 + c - 1) / c; }
+
+// Bits [bit, bit + c) of the 256-bit little-endian value s (zero above bit 255).
 __device__ __forceinline__ uint32_t digit_of(const uint32_t* s, unsigned bit, unsigned c) {
     unsigned limb = bit >> 5, off = bit & 31;
     uint64_t v = s[limb];
@@ -27,12 +40,44 @@ __device__ __forceinline__ uint32_t digit_of(const uint32_t* s, unsigned bit, un
     return (uint32_t)(v >> off) & ((1u << c) - 1);
 }
 
+// The signed digit of `window` of a recoded scalar t (msm_recode): the field
+// less 2^(c-1) below the top window, the field itself in the top window.
+__device__ __forceinline__ int32_t signed_digit(const uint32_t* t, unsigned window, unsigned c) {
+    int32_t d = (int32_t)digit_of(t, window * c, c);
+    return window + 1 < msm_windows(c) ? d - (int32_t)(1u << (c - 1)) : d;
+}
+
+// In place: Montgomery form -> canonical s -> t = s + K, K = sum over
+// windows w < W-1 of 2^(c-1) * 2^(c*w), i.e. bit c*w + c - 1 set for each
+// (bits below c*(W-1) only). s < 2^255 and K < 2^(c*(W-1)) <= 2^255, so the
+// carry out of limb 7 is 0. Limb j of K is built from c: its set bits are
+// the positions p in [32j, min(32j + 32, c*(W-1))) with p = c - 1 (mod c).
+extern "C" __global__ void msm_recode(fr_t* scalars, size_t n, unsigned c) {
+    size_t i = global_tid();
+    if (i >= n) return;
+    fr_t v = scalars[i];
+    v.from();
+    const unsigned top = c * (msm_windows(c) - 1);
+    uint32_t carry = 0;
+#pragma unroll
+    for (unsigned j = 0; j < 8; j++) {
+        const unsigned lo = 32 * j, hi = min(lo + 32, top);
+        uint32_t k = 0;
+        for (unsigned p = lo + (c - (lo + 1) % c) % c; p < hi; p += c) k |= 1u << (p - lo);
+        uint64_t sum = (uint64_t)v[j] + k + carry;
+        v[j] = (uint32_t)sum;
+        carry = (uint32_t)(sum >> 32);
+    }
+    scalars[i] = v;
+}
+
+// counts[|d|] = points whose digit d in `window` is nonzero, by magnitude.
 extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
                                          uint32_t* counts) {
     size_t i = global_tid();
     if (i >= n) return;
-    uint32_t d = digit_of(scalars + 8 * i, window * c, c);
-    if (d) atomicAdd(&counts[d], 1u);
+    int32_t d = signed_digit(scalars + 8 * i, window, c);
+    if (d) atomicAdd(&counts[d < 0 ? -d : d], 1u);
 }
 
 // Exclusive scan of counts[0..nb) into starts[0..nb], starts[nb] = total; one
@@ -72,20 +117,26 @@ extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, ui
     }
 }
 
+// The counting sort's scatter (after msm_scan): point i with digit d != 0
+// goes to a position of bucket |d|, idx = i | (d < 0) << 31 (n < 2^31) and
+// key |d|.
 extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
                                        uint32_t* cursors, uint32_t* idx, uint32_t* keys) {
     size_t i = global_tid();
     if (i >= n) return;
-    uint32_t d = digit_of(scalars + 8 * i, window * c, c);
+    int32_t d = signed_digit(scalars + 8 * i, window, c);
     if (!d) return;
-    uint32_t pos = atomicAdd(&cursors[d], 1u);
-    idx[pos] = (uint32_t)i;
-    keys[pos] = d;
+    uint32_t mag = d < 0 ? (uint32_t)-d : (uint32_t)d;
+    uint32_t pos = atomicAdd(&cursors[mag], 1u);
+    idx[pos] = (uint32_t)i | ((uint32_t)(d < 0) << 31);
+    keys[pos] = mag;
 }
 
-// Thread t sums sorted positions [t*K, t*K+K) run by run. Its first run goes
-// to heads[t], its last (if different) to tails[t]; runs strictly inside are
-// whole buckets and are written straight to buckets[] (no other thread sees them).
+// Thread t sums sorted positions [t*K, t*K+K) run by run: base idx[p] &
+// 0x7fffffff, subtracted where bit 31 of idx[p] is set (a negative digit; an
+// infinity base is a no-op either way). Its first run goes to heads[t], its
+// last (if different) to tails[t]; runs strictly inside are whole buckets
+// and are written straight to buckets[] (no other thread sees them).
 template<class affine_t, class point_t>
 __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* keys,
                                                const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
@@ -111,8 +162,9 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
             acc.inf();
             cur = k;
         }
-        affine_t b = bases[idx[p]];
-        acc.add(b);
+        uint32_t ix = idx[p];
+        affine_t b = bases[ix & 0x7fffffffu];
+        acc.add(b, ix >> 31);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
     else { tails[t] = acc; tail_keys[t] = cur; }

@@ -119,12 +119,3 @@ extern "C" __global__ void fr_quotient_pointwise(fr_t* a, const fr_t* b, const f
     if (i >= n) return;
     a[i] = (a[i] * b[i] - c[i]) * consts[0];
 }
-
-// In place, Montgomery form -> canonical integer (for MSM digit extraction).
-extern "C" __global__ void fr_from_montgomery(fr_t* data, size_t n) {
-    size_t i = global_tid();
-    if (i >= n) return;
-    fr_t v = data[i];
-    v.from();
-    data[i] = v;
-}

@@ -120,10 +120,10 @@ fn main() {
     if let Some((_, b, s, want)) = msm_inputs.iter().find(|(lg, ..)| *lg == sweep_log) {
         let mut best: Option<(f64, MsmTuning)> = None;
         gpu.with_pinned(s, || {
-            // A wider sweep (blocks 64/128/256 x K 16/32/64 x c 15..17, and
+            // A wider sweep (blocks 64/128/256 x K 16/32/64 x 2^15..2^17 buckets per window, and
             // register-capped kernel variants) puts blocks of 128 first
             // (notes/GPU.md); this one checks the window and K around it.
-            for window_bits in [16, 17, 18] {
+            for window_bits in [18, 19, 20, 21] {
                 for points_per_thread in [32, 64] {
                     for block in [128, 256] {
                         let t = MsmTuning { window_bits, points_per_thread, block };

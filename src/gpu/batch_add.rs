@@ -60,6 +60,7 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
         gpu,
         bases,
         "upload batch-add bases",
+        chunk_points::<G>(gpu.settings.gpu_chunk),
         init,
         |d_bases, first, len| {
             let threads = threads_for(len);

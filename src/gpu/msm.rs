@@ -1,7 +1,10 @@
 //! MSM and batch addition in G1 and G2 on the GPU (kernels in cuda/msm.cu
 //! and cuda/batch_add.cu, one instantiation per group). Results come back as
 //! Jacobian points (blst's `blst_p1` / `blst_p2` layouts) and are combined on
-//! the host.
+//! the host. The MSM is Pippenger's bucket method over signed c-bit digits
+//! (cuda/msm.cu describes the recoding): [`MsmTuning::windows`] windows of
+//! [`MsmTuning::buckets`] bucket slots, a negative digit subtracting its base
+//! from bucket |d|.
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
@@ -147,9 +150,11 @@ impl SortBuffers {
     }
 }
 
-/// Bases sorted by bucket (a counting sort on the device): `idx[p]` is the
-/// base at sorted position p and `keys[p]` its bucket (1 ≤ key < `buckets`;
-/// bucket 0 is never listed), `starts[d]` the first position of bucket d
+/// Bases sorted by bucket (a counting sort on the device): the low 31 bits
+/// of `idx[p]` are the base at sorted position p, bit 31 set where it is
+/// subtracted (the MSM's negative digits; the subgroup check never sets
+/// it), and `keys[p]` its bucket (1 ≤ key < `buckets`; bucket 0 is never
+/// listed), `starts[d]` the first position of bucket d
 /// (`starts[buckets]` the total), `big` msm_scan's flag (some bucket holds
 /// more than MERGE_ABOVE_PARTIALS · K points).
 pub(crate) struct Sorted<'a> {
@@ -160,7 +165,8 @@ pub(crate) struct Sorted<'a> {
     pub buckets: u32,
 }
 
-/// Writes each bucket's sum of its sorted bases into `bucket_row` (one xyzz
+/// Writes each bucket's sum of its sorted bases (a base whose index has bit
+/// 31 set is subtracted) into `bucket_row` (one xyzz
 /// point per bucket, `sorted.buckets` of them; a bucket with no base is left
 /// as it was): threads of `k` sorted points each, the merge levels where a
 /// bucket spans many threads, then one fix-up thread per bucket. `mark`
@@ -275,15 +281,37 @@ pub(super) fn chunked<G: DeviceGroup>(
     what: &str,
     f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<G::Projective>,
 ) -> Result<G::Projective> {
-    chunked_fold::<G, _>(gpu, bases, what, G::Projective::identity(), f, |acc, part| *acc += part)
+    let resident = resident_msm_points::<G>(bases.len(), gpu.settings.gpu_chunk);
+    chunked_fold::<G, _>(gpu, bases, what, resident, G::Projective::identity(), f, |acc, part| *acc += part)
+}
+
+/// Points per MSM over bases read in place from the resident key: no chunk
+/// buffers are needed there, so the MSM takes the device bytes that
+/// [`msm_chunked_bytes`] counts for `n` bases (two chunk buffers and one
+/// chunk's MSM), in the largest power of two of points that fits them, at
+/// least [`chunk_points`]. Fewer, larger MSMs take their windows from
+/// [`MsmTuning::for_points`] (c = 20, 13 windows, from 2^24 points, where a
+/// 2^23-point chunk runs 16 windows of c = 17), and admission's peak
+/// formula still covers them.
+pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let chunk = chunk_points::<G>(chunk_bytes);
+    let budget = msm_chunked_bytes::<G>(n, chunk_bytes);
+    let mut points = chunk;
+    while points < n && msm_resident_bytes::<G>(2 * points, MsmTuning::for_points(2 * points)) <= budget {
+        points *= 2;
+    }
+    points
 }
 
 /// [`chunked`] with any per-chunk result `T`, folded into `init` by `fold`
 /// (the batch addition of several circuits returns one point per circuit).
+/// Where the bases are read in place from the resident key, each call of
+/// `f` covers `resident_points` of them (a multiple of [`chunk_points`]).
 pub(super) fn chunked_fold<G: DeviceGroup, T>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
+    resident_points: usize,
     init: T,
     mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<T>,
     fold: impl Fn(&mut T, T),
@@ -294,8 +322,8 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
         if let Some(view) = key.find(bases) {
             let run = (|| {
                 let mut acc = init;
-                for first in (0..bases.len()).step_by(chunk) {
-                    let len = chunk.min(bases.len() - first);
+                for first in (0..bases.len()).step_by(resident_points) {
+                    let len = resident_points.min(bases.len() - first);
                     fold(&mut acc, f(&view.slice(words * first..words * (first + len)), first, len)?);
                 }
                 Ok(acc)
@@ -362,6 +390,7 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
         gpu,
         bases,
         "upload MSM bases",
+        chunk_points::<G>(gpu.settings.gpu_chunk),
         zero,
         |d_bases, first, len| {
             scalars
@@ -378,7 +407,7 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
-/// overwritten: converted out of Montgomery form in place).
+/// overwritten: recoded in place, see [`msm_resident`]).
 /// The bases go up a chunk at a time ([`chunk_points`]), each chunk its own
 /// Pippenger MSM, summed here.
 pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>) -> Result<G::Projective> {
@@ -397,9 +426,8 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
 /// (sort buffers, bucket table, accumulation levels, segment sums and the
 /// reduced window sums), beside the bases and scalars it is given.
 pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize {
-    let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
-    let nb = 1u32 << c;
-    let windows = 255u32.div_ceil(c) as usize;
+    let MsmTuning { points_per_thread: k, block, .. } = tuning;
+    let (nb, windows) = (tuning.buckets(), tuning.windows() as usize);
     let segments = (nb - 1).div_ceil(SEGMENT) as usize;
     SortBuffers::bytes(n, nb)
         + 8 * G::XYZZ_WORDS * nb as usize * windows
@@ -425,7 +453,8 @@ pub fn msm_chunked_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize 
 /// Σ scalars[i]·bases[i] for i < n with both on the device: `d_bases` holds
 /// at least n affine points (`G::Affine::WORDS` u64 words each, blst's
 /// layout, Montgomery form, infinity all zero), `d_scalars` at least 4·n
-/// words (Montgomery form; overwritten: converted in place). With `profile`,
+/// words (Montgomery form; overwritten: recoded in place by msm_recode), n <
+/// 2^31 (the sort keeps a digit's sign in bit 31 of the index). With `profile`,
 /// every launch is followed by a stream synchronisation and timed into it.
 /// Errors: a CUDA error (allocation, launch or copy) naming the call.
 pub fn msm_resident<G: DeviceGroup>(
@@ -437,13 +466,13 @@ pub fn msm_resident<G: DeviceGroup>(
     mut profile: Option<&mut MsmProfile>,
 ) -> Result<G::Projective> {
     assert!(d_scalars.len() >= 4 * n && d_bases.len() >= G::Affine::WORDS * n, "msm: n vs device buffers");
+    assert!(n < 1 << 31, "msm: {n} points, the sort's indices hold fewer than 2^31");
     tuning.check();
     if n == 0 {
         return Ok(G::Projective::identity());
     }
     let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
-    let nb = 1u32 << c;
-    let windows = 255u32.div_ceil(c);
+    let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
     let segments = (nb - 1).div_ceil(SEGMENT);
     // Times the launches since the last mark into one field of the profile.
@@ -457,10 +486,10 @@ pub fn msm_resident<G: DeviceGroup>(
         Ok(())
     };
 
-    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrFromMontgomery));
-    b.arg(&mut *d_scalars).arg(&n);
-    // SAFETY: (fr_t*, size_t); n scalars.
-    unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_from_montgomery"))?;
+    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmRecode));
+    b.arg(&mut *d_scalars).arg(&n).arg(&c);
+    // SAFETY: (fr_t*, size_t, unsigned); n scalars.
+    unsafe { b.launch(grid(n)) }.map_err(cuda_err("msm_recode"))?;
     mark(|p| &mut p.convert_ms)?;
 
     let mut sort = SortBuffers::alloc(gpu, n, nb)?;
@@ -499,7 +528,8 @@ pub fn msm_resident<G: DeviceGroup>(
     mark(|p| &mut p.segments_ms)?;
     let window_sums = reduce::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
     mark(|p| &mut p.reduce_ms)?;
-    // Σ_w 2^(c·w)·W_w by Horner from the top window.
+    // Σ_w 2^(c·w)·W_w by Horner from the top window (the digits are
+    // signed, their weights those of unsigned windows).
     let mut acc = G::Projective::identity();
     for w in window_sums.iter().rev() {
         for _ in 0..c {
@@ -508,4 +538,31 @@ pub fn msm_resident<G: DeviceGroup>(
         acc += w;
     }
     Ok(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MSMs over the resident key take the bytes admission counts for a
+    /// chunked MSM, no more: at porep-32g's H (2^27 − 1 points, 768 MiB
+    /// chunks) that is eight MSMs of 2^24 points (c = 20) instead of sixteen
+    /// of 2^23 (c = 17).
+    #[test]
+    fn resident_msms_stay_within_the_chunked_bytes() {
+        let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
+        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 24);
+        for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 130_169_893, (1 << 27) - 1] {
+            for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
+                let points = resident_msm_points::<G1>(n, chunk_bytes);
+                assert!(points >= chunk_points::<G1>(chunk_bytes) && points.is_power_of_two(), "n {n}: {points}");
+                let m = points.min(n);
+                assert!(
+                    points == chunk_points::<G1>(chunk_bytes)
+                        || msm_resident_bytes::<G1>(m, MsmTuning::for_points(m)) <= msm_chunked_bytes::<G1>(n, chunk_bytes),
+                    "n {n}, chunk {chunk_bytes}: {points} points exceed the chunked MSM's bytes"
+                );
+            }
+        }
+    }
 }

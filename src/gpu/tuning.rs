@@ -5,7 +5,9 @@
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmTuning {
-    /// Window width c in bits: ⌈255/c⌉ windows of 2^c − 1 buckets each.
+    /// Window width c in bits, 2 ..= 24: signed digits in
+    /// [−2^(c−1), 2^(c−1)] over [`MsmTuning::windows`] windows, each with
+    /// 2^(c−1) buckets ([`MsmTuning::buckets`] slots, slot 0 unused).
     pub window_bits: u32,
     /// Sorted points one accumulation thread sums (K).
     pub points_per_thread: u32,
@@ -14,21 +16,40 @@ pub struct MsmTuning {
 }
 
 impl MsmTuning {
-    /// The defaults for `n` points: wider windows for bigger inputs (at most
-    /// 16 bits below 2^24 points, 17 from 2^24 on: one window fewer), 32
+    /// The defaults for `n` points: wider windows for bigger inputs, 32
     /// points per accumulation thread, blocks of 128 for the accumulation (3
-    /// blocks per SM fit its registers, 1 of 256 did). Chosen from the
-    /// launch-choice sweep on the H200 (notes/GPU.md; register-capped
-    /// variants of the kernel were no faster and were dropped).
+    /// blocks per SM fit its registers, 1 of 256 did; from the launch-choice
+    /// sweep on the H200, notes/GPU.md).
+    ///
+    /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
+    /// keeps the bucket counts of the unsigned c − 1 bit windows that the
+    /// sweep picked there (2^(c−1), at most 2^16). From 2^24 points on,
+    /// c = 20: 13 windows of 2^19 buckets, a G1 bucket table of 1.3 GB
+    /// (G2: 2.6 GB). c = 22 would save one more window (12), but its table
+    /// of 2^21 buckets per window is 4.8 GB in G1, too large for a 16 GiB
+    /// card, so c = 20 holds from 2^26 on as well. To be confirmed by the
+    /// window sweep of examples/gpu_bench.rs on the H200.
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
-        let window_bits = if n >= 1 << 24 { 17 } else { lg.saturating_sub(3).clamp(4, 16) };
+        let window_bits = if n >= 1 << 24 { 20 } else { lg.saturating_sub(2).clamp(5, 17) };
         MsmTuning { window_bits, points_per_thread: 32, block: 128 }
+    }
+
+    /// Windows of the signed-digit recoding: ⌈256/c⌉, so that c·(W−1) <
+    /// 256 ≤ c·W and the top window takes the recoding's carry.
+    pub fn windows(&self) -> u32 {
+        256u32.div_ceil(self.window_bits)
+    }
+
+    /// Bucket slots per window: digits d have |d| ≤ 2^(c−1), bucket |d|;
+    /// slot 0 (d = 0) is never filled.
+    pub fn buckets(&self) -> u32 {
+        (1u32 << (self.window_bits - 1)) + 1
     }
 
     /// Panics on a choice the kernels cannot run (a programming error).
     pub fn check(&self) {
-        assert!((1..=20).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);
+        assert!((2..=24).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);
         assert!(self.points_per_thread >= 1, "msm: {self:?}");
         assert!(self.block % 32 == 0 && (32..=256).contains(&self.block), "msm: block of {}", self.block);
     }
@@ -39,7 +60,7 @@ impl MsmTuning {
 /// unprofiled run by the synchronisations).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MsmProfile {
-    /// Scalars out of Montgomery form.
+    /// Scalars out of Montgomery form and recoded (msm_recode).
     pub convert_ms: f64,
     /// Bucket sort: memsets, histogram, scan, scatter.
     pub sort_ms: f64,
@@ -52,3 +73,242 @@ pub struct MsmProfile {
     pub reduce_ms: f64,
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::MsmTuning;
+    use blstrs::Scalar;
+    use ff::Field;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    /// msm_windows of cuda/msm.cu, written as there.
+    #[allow(clippy::manual_div_ceil)]
+    fn kernel_windows(c: u32) -> u32 {
+        (256 + c - 1) / c
+    }
+
+    /// msm_recode of cuda/msm.cu after `from()`, statement for statement:
+    /// t = s + K for the canonical s; also the carry out of limb 7, which
+    /// the kernel drops.
+    fn recode(s: [u32; 8], c: u32) -> ([u32; 8], u32) {
+        let top = c * (kernel_windows(c) - 1);
+        let mut v = s;
+        let mut carry = 0u32;
+        for j in 0..8u32 {
+            let (lo, hi) = (32 * j, (32 * j + 32).min(top));
+            let mut k = 0u32;
+            let mut p = lo + (c - (lo + 1) % c) % c;
+            while p < hi {
+                k |= 1 << (p - lo);
+                p += c;
+            }
+            let sum = v[j as usize] as u64 + k as u64 + carry as u64;
+            v[j as usize] = sum as u32;
+            carry = (sum >> 32) as u32;
+        }
+        (v, carry)
+    }
+
+    /// digit_of of cuda/msm.cu.
+    fn digit_of(s: &[u32; 8], bit: u32, c: u32) -> u32 {
+        let (limb, off) = ((bit >> 5) as usize, bit & 31);
+        let mut v = s[limb] as u64;
+        if limb + 1 < 8 {
+            v |= (s[limb + 1] as u64) << 32;
+        }
+        (v >> off) as u32 & ((1u32 << c) - 1)
+    }
+
+    /// signed_digit of cuda/msm.cu.
+    fn signed_digit(t: &[u32; 8], window: u32, c: u32) -> i32 {
+        let d = digit_of(t, window * c, c) as i32;
+        if window + 1 < kernel_windows(c) {
+            d - (1u32 << (c - 1)) as i32
+        } else {
+            d
+        }
+    }
+
+    fn to_u64(a: [u32; 8]) -> [u64; 4] {
+        std::array::from_fn(|i| a[2 * i] as u64 | (a[2 * i + 1] as u64) << 32)
+    }
+
+    fn to_u32(a: [u64; 4]) -> [u32; 8] {
+        std::array::from_fn(|i| (a[i / 2] >> (32 * (i % 2))) as u32)
+    }
+
+    /// a + b and a − b on 256-bit integers, with the carry / borrow out.
+    fn add(a: [u64; 4], b: [u64; 4]) -> ([u64; 4], bool) {
+        let mut out = [0u64; 4];
+        let mut carry = 0u128;
+        for i in 0..4 {
+            let s = a[i] as u128 + b[i] as u128 + carry;
+            out[i] = s as u64;
+            carry = s >> 64;
+        }
+        (out, carry != 0)
+    }
+
+    fn sub(a: [u64; 4], b: [u64; 4]) -> ([u64; 4], bool) {
+        let mut out = [0u64; 4];
+        let mut borrow = false;
+        for i in 0..4 {
+            let (d, b1) = a[i].overflowing_sub(b[i]);
+            let (d, b2) = d.overflowing_sub(borrow as u64);
+            out[i] = d;
+            borrow = b1 || b2;
+        }
+        (out, borrow)
+    }
+
+    fn pow2(bit: u32) -> [u64; 4] {
+        let mut out = [0u64; 4];
+        out[(bit / 64) as usize] = 1 << (bit % 64);
+        out
+    }
+
+    fn canonical(s: Scalar) -> [u64; 4] {
+        let b = s.to_bytes_le();
+        std::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+    }
+
+    fn scalar(a: [u64; 4]) -> Option<Scalar> {
+        let mut b = [0u8; 32];
+        for (i, w) in a.iter().enumerate() {
+            b[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        Option::from(Scalar::from_bytes_le(&b))
+    }
+
+    /// acc += v·2^bit on 320-bit integers (bit < 256, v < 2^63).
+    fn add_shifted(acc: &mut [u64; 5], v: u64, bit: u32) {
+        let first = (bit / 64) as usize;
+        let shifted = (v as u128) << (bit % 64);
+        let mut carry = 0u128;
+        for (l, a) in acc.iter_mut().enumerate().skip(first) {
+            let part = match l - first {
+                0 => shifted as u64,
+                1 => (shifted >> 64) as u64,
+                _ => 0,
+            };
+            let sum = *a as u128 + part as u128 + carry;
+            *a = sum as u64;
+            carry = sum >> 64;
+        }
+        assert_eq!(carry, 0, "sum beyond 320 bits");
+    }
+
+    /// Recodes `s` (< r) with c-bit windows as the kernels do, and checks
+    /// the digits: in range for their bucket table, and Σ d_w·2^(c·w) equal
+    /// to s as integers (positive and negative terms summed apart, 320 bits)
+    /// and in Fr. Returns the digits.
+    fn check_recoding(s: [u64; 4], c: u32) -> Vec<i64> {
+        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128 };
+        let windows = tuning.windows();
+        assert_eq!(windows, kernel_windows(c), "c = {c}: host and kernel window counts");
+        assert!(c * (windows - 1) < 256 && 256 <= c * windows, "c = {c}");
+        let (t, carry) = recode(to_u32(s), c);
+        assert_eq!(carry, 0, "c = {c}, s = {s:x?}: s + K overflows 256 bits");
+        let half = 1i64 << (c - 1);
+        let (mut pos, mut neg) = ([0u64; 5], [0u64; 5]);
+        let mut in_fr = Scalar::ZERO;
+        let step = Scalar::from(2u64).pow_vartime([c as u64]);
+        let mut weight = Scalar::ONE;
+        let digits: Vec<i64> = (0..windows).map(|w| signed_digit(&t, w, c) as i64).collect();
+        for (w, &d) in (0..windows).zip(&digits) {
+            if w + 1 < windows {
+                assert!((-half..half).contains(&d), "c = {c}, window {w}: digit {d}");
+            } else {
+                assert!((0..=half).contains(&d), "c = {c}, top window {w}: digit {d}");
+            }
+            assert!(d.unsigned_abs() < tuning.buckets() as u64, "c = {c}: bucket {} of {}", d.unsigned_abs(), tuning.buckets());
+            add_shifted(if d < 0 { &mut neg } else { &mut pos }, d.unsigned_abs(), c * w);
+            let term = Scalar::from(d.unsigned_abs()) * weight;
+            in_fr += if d < 0 { -term } else { term };
+            weight *= step;
+        }
+        // pos − neg == s, exactly.
+        let (mut diff, mut borrow) = ([0u64; 5], false);
+        for i in 0..5 {
+            let (x, b1) = pos[i].overflowing_sub(neg[i]);
+            let (x, b2) = x.overflowing_sub(borrow as u64);
+            diff[i] = x;
+            borrow = b1 || b2;
+        }
+        assert!(!borrow && diff[4] == 0 && diff[..4] == s, "c = {c}: Σ d·2^(c·w) = {diff:x?} − borrow {borrow}, s = {s:x?}");
+        assert_eq!(Some(in_fr), scalar(s), "c = {c}: Σ d·2^(c·w) in Fr");
+        digits
+    }
+
+    #[test]
+    fn signed_digit_recoding_sums_back_to_the_scalar() {
+        let r_minus_1 = canonical(-Scalar::ONE);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5eed_d161);
+        let random: Vec<[u64; 4]> = (0..300).map(|_| canonical(Scalar::random(&mut rng))).collect();
+        for c in 2..=24u32 {
+            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32 }.windows() - 1);
+            let k = to_u64(recode([0; 8], c).0);
+            let max_t = add(r_minus_1, k).0;
+            let low = sub(pow2(top), [1, 0, 0, 0]).0;
+            let clear_low: [u64; 4] = std::array::from_fn(|i| max_t[i] & !low[i]);
+            let set_low = {
+                let t: [u64; 4] = std::array::from_fn(|i| max_t[i] | low[i]);
+                if sub(max_t, t).1 { sub(t, pow2(top)).0 } else { t }
+            };
+            let below_r = |s: [u64; 4]| sub(s, r_minus_1).1 || s == r_minus_1;
+            let mut edge = vec![
+                [0; 4],
+                [1, 0, 0, 0],
+                r_minus_1,
+                sub(r_minus_1, [1, 0, 0, 0]).0,
+                // One digit at 2^(c−1), and every unsigned window below the top at 2^(c−1).
+                pow2(c - 1),
+                k,
+                add(k, k).0,
+            ];
+            // s = t − K for t with every digit below the top at −2^(c−1)
+            // (low bits of t clear) or at 2^(c−1) − 1 (set) and the top
+            // digit the largest below r; and for t = 2^top and 2^top − 1.
+            for (i, t) in [clear_low, set_low, pow2(top), low].into_iter().enumerate() {
+                let (s, borrow) = sub(t, k);
+                assert!(i >= 2 || (!borrow && below_r(s)), "c = {c}: extreme case {i}");
+                if !borrow {
+                    edge.push(s);
+                }
+            }
+            let (mut lowest, mut highest, mut highest_top) = (0i64, 0i64, 0i64);
+            for s in edge.into_iter().filter(|&s| below_r(s)) {
+                let d = check_recoding(s, c);
+                let (top_digit, rest) = d.split_last().unwrap();
+                lowest = lowest.min(*rest.iter().min().unwrap());
+                highest = highest.max(*rest.iter().max().unwrap());
+                highest_top = highest_top.max(*top_digit);
+            }
+            // The extremes were reached: both ends of the signed range, and
+            // the largest top digit any s < r has, ⌊(r − 1 + K) / 2^top⌋
+            // (top ≥ 256 − c ≥ 232: the top window lies in limb 7).
+            let half = 1i64 << (c - 1);
+            let top_max = (to_u32(max_t)[7] >> (top - 224)) as i64;
+            assert_eq!((lowest, highest, highest_top), (-half, half - 1, top_max), "c = {c}");
+            for &s in &random {
+                check_recoding(s, c);
+            }
+        }
+    }
+
+    #[test]
+    fn default_windows_and_buckets() {
+        for lg in 0..=30 {
+            let t = MsmTuning::for_points(1 << lg);
+            t.check();
+            if lg < 24 {
+                assert!(t.buckets() <= (1 << 16) + 1, "2^{lg}: {t:?}");
+            } else {
+                assert_eq!((t.window_bits, t.windows(), t.buckets()), (20, 13, (1 << 19) + 1), "2^{lg}");
+            }
+        }
+        let t = MsmTuning::for_points((1 << 24) - 1);
+        assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1));
+    }
+}
