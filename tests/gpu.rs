@@ -418,6 +418,14 @@ fn gpu_chunked_msm_and_batch_addition_match_cpu() {
     for (name, sc) in [("random", random_scalars(n, s + 33)), ("mostly 0/1", mostly_bits(n, &mut rng))] {
         assert_eq!(gpu.compute().msm::<G1>(&bases, &sc).unwrap(), cpu_msm::msm::<cpu_msm::G1>(&bases, &sc), "G1 MSM over 4 chunks, {name}");
     }
+    // Three circuits' MSMs over the same bases (their scalars copied on a
+    // stream of their own, two buffers in turn), one of them all zero.
+    let sets = [random_scalars(n, s + 36), vec![Scalar::ZERO; n], random_scalars(n, s + 37)];
+    let views: Vec<&[Scalar]> = sets.iter().map(Vec::as_slice).collect();
+    let got = gpu.compute().msm_many::<G1>(&bases, &views).unwrap();
+    for (i, sc) in sets.iter().enumerate() {
+        assert_eq!(got[i], cpu_msm::msm::<cpu_msm::G1>(&bases, sc), "G1 MSM of circuit {i} of 3 over 4 chunks");
+    }
     let bitmap: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
     assert_eq!(gpu.compute().batch_add::<G1>(&bases, &bitmap).unwrap(), cpu_msm::batch_add::<cpu_msm::G1>(&bases, &bitmap), "G1 batch addition over 4 chunks");
     let m = 2 * 4096 + 3;

@@ -247,13 +247,42 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
 
 /// Sums `groups` groups of `per_group` xyzz points into Jacobian points.
 pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G::Projective>> {
+    let out = reduce_on_device::<G>(gpu, points, per_group, groups)?;
+    Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
+}
+
+/// [`reduce`]'s launch: the `groups` Jacobian points stay on the device.
+fn reduce_on_device<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<CudaSlice<u64>> {
     let mut out = gpu.zeros::<u64>(G::JAC_WORDS * groups, "alloc reduce output")?;
     let mut b = gpu.stream.launch_builder(gpu.kernel(G::REDUCE));
     b.arg(points).arg(&per_group).arg(&mut out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out.
     unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE.name()))?;
-    Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
+    Ok(out)
+}
+
+/// One MSM's window sums, still on the device (Jacobian, one per window of
+/// `c` bits): [`WindowSums::finish`] downloads and combines them.
+pub(crate) struct WindowSums {
+    sums: CudaSlice<u64>,
+    c: u32,
+}
+
+impl WindowSums {
+    /// Σ_w 2^(c·w)·W_w, by Horner from the top window, on the host (waits
+    /// for the call's stream).
+    pub(crate) fn finish<G: DeviceGroup>(self, gpu: &Exec) -> Result<G::Projective> {
+        let sums = gpu.download(&self.sums, "download window sums")?;
+        let mut acc = G::Projective::identity();
+        for w in sums.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).rev() {
+            for _ in 0..self.c {
+                acc = acc.double();
+            }
+            acc += w;
+        }
+        Ok(acc)
+    }
 }
 
 /// Points per chunk of bases for `chunk_bytes` (`SUPRASEAL_C2_GPU_CHUNK_MB`):
@@ -393,13 +422,30 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
         chunk_points::<G>(gpu.settings.gpu_chunk),
         zero,
         |d_bases, first, len| {
-            scalars
-                .iter()
-                .map(|s| {
-                    let mut d = gpu.upload(limbs(&s[first..first + len]), "upload MSM scalars")?;
-                    msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), MsmTuning::for_points(len), None)
-                })
-                .collect()
+            // With several circuits, each one's scalars go up on a stream of
+            // their own into two buffers in turn, so circuit j+1's copy runs
+            // while circuit j's MSM computes (cudarc's events order each copy
+            // after the kernels that last used its buffer, and the MSM after
+            // its copy), and the window sums come back once every MSM is
+            // enqueued: the device does not wait for the host between them.
+            let tuning = MsmTuning::for_points(len);
+            if scalars.len() == 1 {
+                let mut d = gpu.upload(limbs(&scalars[0][first..first + len]), "upload MSM scalars")?;
+                return Ok(vec![msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?]);
+            }
+            let upload = gpu.gpu.new_stream()?;
+            let mut bufs = Vec::with_capacity(2);
+            for _ in 0..2 {
+                // SAFETY: each circuit's copy below writes all 4·len words before its MSM reads them.
+                bufs.push(unsafe { gpu.alloc_padded_on::<u64>(&upload, 4 * len, 4 * len, "alloc MSM scalars") }?);
+            }
+            let mut pending = Vec::with_capacity(scalars.len());
+            for (j, s) in scalars.iter().enumerate() {
+                let d = &mut bufs[j % 2];
+                upload.memcpy_htod(limbs(&s[first..first + len]), d).map_err(cuda_err("upload MSM scalars"))?;
+                pending.push(msm_enqueue::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?);
+            }
+            pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
         },
         |acc, part| acc.iter_mut().zip(part).for_each(|(a, p)| *a += p),
     )
@@ -465,11 +511,34 @@ pub fn msm_resident<G: DeviceGroup>(
     tuning: MsmTuning,
     mut profile: Option<&mut MsmProfile>,
 ) -> Result<G::Projective> {
+    let Some(sums) = msm_enqueue::<G>(gpu, d_bases, n, d_scalars, tuning, profile.as_deref_mut())? else {
+        return Ok(G::Projective::identity());
+    };
+    let t = std::time::Instant::now();
+    let acc = sums.finish::<G>(gpu)?;
+    if let Some(p) = profile {
+        p.reduce_ms += t.elapsed().as_secs_f64() * 1e3;
+    }
+    Ok(acc)
+}
+
+/// [`msm_resident`]'s launches, its window sums left on the device (`None`
+/// for n = 0): nothing waits for the device, so the caller may enqueue the
+/// next MSM's inputs first ([`msm_many`]). The buffers it allocates are
+/// freed in stream order.
+fn msm_enqueue<G: DeviceGroup>(
+    gpu: &Exec,
+    d_bases: &CudaView<'_, u64>,
+    n: usize,
+    d_scalars: &mut CudaViewMut<'_, u64>,
+    tuning: MsmTuning,
+    mut profile: Option<&mut MsmProfile>,
+) -> Result<Option<WindowSums>> {
     assert!(d_scalars.len() >= 4 * n && d_bases.len() >= G::Affine::WORDS * n, "msm: n vs device buffers");
     assert!(n < 1 << 31, "msm: {n} points, the sort's indices hold fewer than 2^31");
     tuning.check();
     if n == 0 {
-        return Ok(G::Projective::identity());
+        return Ok(None);
     }
     let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
@@ -526,18 +595,8 @@ pub fn msm_resident<G: DeviceGroup>(
     // writes windows·segments points, seg_out's size.
     unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS.name()))?;
     mark(|p| &mut p.segments_ms)?;
-    let window_sums = reduce::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
-    mark(|p| &mut p.reduce_ms)?;
-    // Σ_w 2^(c·w)·W_w by Horner from the top window (the digits are
-    // signed, their weights those of unsigned windows).
-    let mut acc = G::Projective::identity();
-    for w in window_sums.iter().rev() {
-        for _ in 0..c {
-            acc = acc.double();
-        }
-        acc += w;
-    }
-    Ok(acc)
+    let sums = reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
+    Ok(Some(WindowSums { sums, c }))
 }
 
 #[cfg(test)]

@@ -63,8 +63,9 @@ impl KeyShape {
 /// - the quotient: a, b, c and the twiddle tables ([`super::ntt::quotient_bytes`]);
 /// - the H-MSM: the n coefficients (32 B each) and one chunk of bases with
 ///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]);
-/// - each G1 sum (L, A′, B′): its scalars (at most one per base) and a
-///   chunked MSM, or a chunked batch addition of up to
+/// - each G1 sum (L, A′, B′): its scalars (at most one per base, and one
+///   more chunk of them for the next circuit's copy) and a chunked MSM, or a
+///   chunked batch addition of up to
 ///   [`PASS_CIRCUITS`](super::batch_add::PASS_CIRCUITS) circuits at once;
 /// - B′ in G2: the batch addition, and with `g2_msm_on_device` the MSM.
 ///
@@ -73,16 +74,19 @@ impl KeyShape {
 /// against it).
 pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
     use super::batch_add::{batch_add_bytes, PASS_CIRCUITS};
-    use super::msm::{msm_chunked_bytes, G1, G2};
+    use super::msm::{chunk_points, msm_chunked_bytes, G1, G2};
     let chunk = settings.gpu_chunk;
     let quotient = super::ntt::quotient_bytes(n);
     let h = 32 * n + msm_chunked_bytes::<G1>(key.h, chunk);
+    // An MSM's scalars, and a second buffer of them for the next circuit's
+    // copy (`msm_many`, at most one chunk of points).
+    let scalars = |m: usize, points: usize| 32 * (m + m.min(points));
     let g1 = [key.l, key.a, key.b_g1]
         .into_iter()
-        .map(|m| (32 * m + msm_chunked_bytes::<G1>(m, chunk)).max(batch_add_bytes::<G1>(m, PASS_CIRCUITS, chunk)))
+        .map(|m| (scalars(m, chunk_points::<G1>(chunk)) + msm_chunked_bytes::<G1>(m, chunk)).max(batch_add_bytes::<G1>(m, PASS_CIRCUITS, chunk)))
         .max()
         .unwrap_or(0);
-    let g2_msm = if settings.g2_msm_on_device { 32 * key.b_g2 + msm_chunked_bytes::<G2>(key.b_g2, chunk) } else { 0 };
+    let g2_msm = if settings.g2_msm_on_device { scalars(key.b_g2, chunk_points::<G2>(chunk)) + msm_chunked_bytes::<G2>(key.b_g2, chunk) } else { 0 };
     quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, PASS_CIRCUITS, chunk)).max(g2_msm)
 }
 
