@@ -31,14 +31,28 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
     size_t t = g / circuits, k = g % circuits;
     if (t >= threads) return;
     const uint64_t* bitmap = bitmaps + k * words + first_word;
-    size_t lo = t * chunk;
+    // The chunk's words [w, end) (chunk is a multiple of 64; the last word
+    // is masked at n). One addition per iteration, for the next set bit of
+    // this lane's circuit: the lanes of a warp add together, and the warp
+    // runs as many iterations as its densest lane has set bits, not one per
+    // base (a bit test per base left the lanes whose bit is clear idle
+    // while the others added).
+    size_t lo = t * chunk, hi = min(lo + chunk, n);
+    size_t w = lo >> 6, end = (hi + 63) >> 6;
     point_t acc;
     acc.inf();
-    for (size_t i = lo; i < lo + chunk && i < n; i++) {
-        if ((bitmap[i >> 6] >> (i & 63)) & 1) {
-            affine_t p = bases[i];
-            acc.add(p);
+    uint64_t m = 0;
+    for (;;) {
+        while (m == 0 && w < end) {
+            m = bitmap[w];
+            if (w + 1 == end && (hi & 63)) m &= (1ull << (hi & 63)) - 1;
+            w++;
         }
+        if (m == 0) break;
+        size_t i = ((w - 1) << 6) + (__ffsll((long long)m) - 1);
+        m &= m - 1;
+        affine_t p = bases[i];
+        acc.add(p);
     }
     partials[k * threads + t] = acc;
 }
