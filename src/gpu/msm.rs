@@ -319,9 +319,9 @@ pub(super) fn chunked<G: DeviceGroup>(
 /// [`msm_chunked_bytes`] counts for `n` bases (two chunk buffers and one
 /// chunk's MSM), in the largest power of two of points that fits them, at
 /// least [`chunk_points`]. Fewer, larger MSMs take their windows from
-/// [`MsmTuning::for_points`] (c = 20, 13 windows, from 2^24 points, where a
-/// 2^23-point chunk runs 16 windows of c = 17), and admission's peak
-/// formula still covers them.
+/// [`MsmTuning::for_points`] (c = 18, 15 windows, from 2^24 points, where a
+/// 2^23-point chunk runs 16 windows of c = 17) and reduce their buckets
+/// fewer times, and admission's peak formula still covers them.
 pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
     let budget = msm_chunked_bytes::<G>(n, chunk_bytes);
@@ -605,12 +605,12 @@ mod tests {
 
     /// MSMs over the resident key take the bytes admission counts for a
     /// chunked MSM, no more: at porep-32g's H (2^27 − 1 points, 768 MiB
-    /// chunks) that is eight MSMs of 2^24 points (c = 20) instead of sixteen
+    /// chunks) that is two MSMs of 2^26 points (c = 18) instead of sixteen
     /// of 2^23 (c = 17).
     #[test]
     fn resident_msms_stay_within_the_chunked_bytes() {
         let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
-        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 24);
+        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 26);
         for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 130_169_893, (1 << 27) - 1] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
                 let points = resident_msm_points::<G1>(n, chunk_bytes);
