@@ -535,9 +535,13 @@ fn gpu_quotient_msm_matches_cpu_with_inputs_staged_in_part() {
     let locks = supraseal_c2::locks::GpuLocks::default();
     let compute = locks.compute_only();
     let call = gpu.call();
-    assert_eq!(call.quotient_msm(&compute, inputs, n, None, &bases, &mut || {}).unwrap(), want, "a, b, c uploaded in turn");
     assert_eq!(Backend::pin(call, 1, inputs), None, "circuit 1 stageable");
-    let staged = call.prefetch(&compute, 1, inputs, n).expect("room for part of circuit 1");
+    // Circuit 1 is staged where the pipeline stages it: between circuit 0's
+    // quotient (which hands back its b buffer for circuit 1's a) and H-MSM.
+    let mut ahead = None;
+    let got = call.quotient_msm(&compute, inputs, n, None, &bases, &mut || ahead = call.prefetch(&compute, 1, inputs, n)).unwrap();
+    assert_eq!(got, want, "a, b, c uploaded in turn");
+    let staged = ahead.expect("room for part of circuit 1");
     let k = staged.staged();
     assert!((1..=2).contains(&k), "{k} of 3 vectors staged ahead under a limit of 4 vectors");
     let got = call.quotient_msm(&compute, inputs, n, Some(staged), &bases, &mut || {}).unwrap();

@@ -42,6 +42,10 @@ pub struct GpuCall {
     /// The key's vector lengths (phase 1's reserve) and host vectors (its
     /// residency), set in phase 0.
     pub(super) key: OnceLock<(KeyShape, KeyPlan)>,
+    /// The last quotient's b buffer (4·n words), kept from its pointwise
+    /// step until staging ahead reuses it for the next circuit's a, or the
+    /// H-MSM starts without it ([`GpuCall::stage_part`]).
+    pub(super) spare: Mutex<Option<ScalarBuf>>,
     clock: Clock,
 }
 
@@ -72,6 +76,7 @@ impl GpuCall {
             detail: Default::default(),
             awaiting: AtomicBool::new(true),
             key: OnceLock::new(),
+            spare: Mutex::new(None),
             clock: Clock::default(),
         })
     }
@@ -111,13 +116,14 @@ impl GpuCall {
         }
         let (t, mut uploaded) = (Instant::now(), 0);
         let what = ["upload a", "upload b", "upload c"];
-        let q = ntt::quotient(&self.exec, n, |k| match parts[k].take() {
+        let input = |k: usize| match parts[k].take() {
             Some(d) => Ok(d),
             None => {
                 uploaded += 1;
                 self.upload_padded(abc[k], n, what[k])
             }
-        })?;
+        };
+        let q = ntt::quotient(&self.exec, n, input, |b| *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(b))?;
         if uploaded > 0 {
             tracing::debug!(uploaded, enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c: vectors uploaded inside the compute lock");
         }
@@ -147,7 +153,7 @@ impl Drop for GpuCall {
 impl Compute for Exec {
     fn quotient(&self, [a, b, c]: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
         let inputs = [(a, "upload a"), (b, "upload b"), (c, "upload c")];
-        let t = ntt::quotient(self, n, |k| ntt::upload_padded(self, inputs[k].0, n, inputs[k].1).map(ScalarBuf::owned))?;
+        let t = ntt::quotient(self, n, |k| ntt::upload_padded(self, inputs[k].0, n, inputs[k].1).map(ScalarBuf::owned), drop)?;
         Ok(from_limbs(&self.download(&t, "download H coefficients")?))
     }
     fn msm<G: Group>(&self, bases: &[G::Affine], scalars: &[Scalar]) -> Result<G::Projective> {
@@ -238,6 +244,8 @@ impl Backend for GpuCall {
         self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
         self.clock.add(Step::Ntt, t.elapsed());
         between();
+        // Not reused by staging ahead: freed before the H-MSM allocates.
+        drop(self.spare.lock().unwrap_or_else(|p| p.into_inner()).take());
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs))
     }
     fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {

@@ -174,11 +174,13 @@ pub fn quotient_bytes(n: usize) -> usize {
 /// `n` scalars (4·n u64 words each, Montgomery form). It is asked for each
 /// vector only once the transforms of the vectors before it are enqueued,
 /// so an upload it starts on another stream overlaps them (the kernels
-/// that read the vector wait for its write). The vectors are consumed: b
-/// and c are dropped (freed, or handed back to the idle pre-stage list)
-/// right after the pointwise step. Returns the n coefficients on the
-/// device, in a's buffer.
-pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>) -> Result<ScalarBuf> {
+/// that read the vector wait for its write). The vectors are consumed right
+/// after the pointwise step: b is handed to `spare` (which may keep its
+/// buffer for the next circuit's a: the kernels that write it then wait
+/// for the pointwise step's read), c is dropped (freed, or handed back to
+/// the idle pre-stage list). Returns the n coefficients on the device, in
+/// a's buffer.
+pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>, spare: impl FnOnce(ScalarBuf)) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
     let tw_fwd = Twiddles::new(gpu, lg_n, false)?;
     let tw_inv = Twiddles::new(gpu, lg_n, true)?;
@@ -204,7 +206,8 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
         l.arg(&mut *da).arg(&*db).arg(&*dc).arg(&k).arg(&n);
         // SAFETY: (fr_t*, const fr_t*, const fr_t*, const fr_t*, size_t); all hold n scalars.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("fr_quotient_pointwise"))?;
-        // b and c are dropped here, right after the pointwise step.
+        spare(db);
+        // c is dropped here, right after the pointwise step.
     }
     ntt(gpu, &mut da, &tw_inv, lg_n)?;
     mul_powers(gpu, &mut da, g.invert().unwrap(), n_inv, n)?;
