@@ -1,8 +1,26 @@
-# Lease 1, call C: porep-32g same run, BATCH=10 WORKERS=1 (1 witness), ours then upstream, on the kept file.
+# Lease 2, call A: the GPU test set on the signed-digit MSM and the partial staging ahead,
+# then the G1 MSM, sppark's then ours, in the same call (MSM rows only).
 set -u
 cd "$(dirname "$0")"
 export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
-run() { tag=$1; shift; mkdir -p $OUT/$tag; env OUT=$OUT/$tag "$@" ./run.sh porep-same-run > /dev/null 2>&1; grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) " $OUT/$tag/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n ${TAILN:-60}; }
-run ours BATCH=10 WORKERS=1 PARTITIONS=1 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::pipeline::phases=debug,supraseal_c2=warn"
-run upstream BATCH=10 WORKERS=1 PARTITIONS=1 KEEP=1 SKIP_OURS=1
-cmp $OUT/ours/proofs-porep-32g-ours.txt $OUT/upstream/proofs-porep-32g-upstream.txt && echo "porep-32g W=1 N=10: proofs byte-identical ($(wc -l < $OUT/ours/proofs-porep-32g-ours.txt))"
+L=$OUT/tests.log
+{
+  echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv; nproc; free -g | head -2
+  for t in gpu gpu_params gpu_proofs lock_protocol gpu_pinning prove_verify bad_input; do
+    echo "== $t"; s=$(date +%s)
+    case $t in
+      prove_verify) timeout 120 ./$t --nocapture a_call_of_circuits_sharing_buffers ;;
+      gpu|lock_protocol) timeout 240 ./$t --test-threads=1 --nocapture ;;
+      gpu_params) timeout 200 ./$t --test-threads=1 --nocapture ;;
+      *) timeout 150 ./$t --nocapture ;;
+    esac
+    echo "rc=$? ($t, $(( $(date +%s) - s )) s)"
+  done
+} > $L 2>&1
+grep -E "^(== |rc=|test result|test .*FAILED|failures:|thread .* panicked)" $L
+K=$OUT/kernels.log
+{
+  echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
+  echo "== ours"; BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
+} > $K 2>&1
+grep -E "MSM|rc=|panicked" $K
