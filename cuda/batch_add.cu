@@ -19,9 +19,10 @@ static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups sh
 // Batch addition of `circuits` bitmaps over one chunk of bases in one pass.
 // Thread g sums chunk t = g / circuits for circuit k = g % circuits, so the
 // `circuits` threads of one chunk sit side by side in a warp and read the
-// same base at the same time: each base is fetched once for every circuit
-// of the call. Circuit k's bitmap starts at bitmaps + k * words; the chunk's
-// first point is bit 0 of word first_word (a chunk starts on a word).
+// chunk's bases, each at its own circuit's set bits, from the same few
+// cache lines: the bases are read from device memory once per pass, not
+// once per circuit. Circuit k's bitmap starts at bitmaps + k * words; the
+// chunk's first point is bit 0 of word first_word (a chunk starts on a word).
 // partials[k * threads + t] = sum of bases[i], i in chunk t, bit i set for k.
 template<class affine_t, class point_t>
 __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t* bitmaps, size_t words,
