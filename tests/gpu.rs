@@ -161,11 +161,21 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     // the merge levels, not one thread, sum it).
     let skewed: Vec<Scalar> =
         random.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();
+    // The signed-digit recoding's edges: r − 1 − i (every window's digit at
+    // its extremes, the top window largest), 2^k − 1 and 2^k.
+    let near_r: Vec<Scalar> = (0..n)
+        .map(|i| match i % 3 {
+            0 => -Scalar::from(1 + i as u64),
+            1 => Scalar::from(2u64).pow_vartime([(i % 255) as u64]) - Scalar::ONE,
+            _ => Scalar::from(2u64).pow_vartime([(i % 255) as u64]),
+        })
+        .collect();
     for (name, sc) in [
         ("mostly 0/1", &mostly_bits),
         ("all zero", &zeros),
         ("random, infinity + repeated bases", &random),
         ("90 % equal to 3", &skewed),
+        ("near r, 2^k − 1 and 2^k", &near_r),
     ] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, sc);
         assert_eq!(gpu.compute().msm::<G1>(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");

@@ -94,6 +94,11 @@ impl GpuCall {
         self.done();
     }
 
+    /// Frees the last quotient's b buffer if staging ahead did not take it.
+    fn drop_spare(&self) {
+        drop(self.spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+
     /// The quotient's n coefficients left on the device (4·n u64 words,
     /// Montgomery form). a, b, c come from `staged` as far as phase 1 or
     /// staging ahead put them there; the rest are uploaded here, under the
@@ -133,6 +138,7 @@ impl GpuCall {
 
 impl Drop for GpuCall {
     fn drop(&mut self) {
+        self.drop_spare();
         self.done();
         self.unpin_all();
         // The last call in flight returns the idle pre-stage vectors and the
@@ -245,11 +251,14 @@ impl Backend for GpuCall {
         self.clock.add(Step::Ntt, t.elapsed());
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
-        drop(self.spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+        self.drop_spare();
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs))
     }
     fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
         let gpu = &self.exec.gpu;
+        // A quotient that failed after its pointwise step leaves its b here:
+        // freed before the trim below.
+        self.drop_spare();
         self.exec.stream.synchronize().map_err(cuda_err("cuStreamSynchronize (compute)"))?;
         self.upload.synchronize().map_err(cuda_err("cuStreamSynchronize (upload)"))?;
         // cudarc records errors of destructors (frees) context-wide; they may

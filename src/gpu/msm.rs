@@ -415,35 +415,43 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
     if bases.is_empty() || scalars.is_empty() {
         return Ok(zero);
     }
+    // With several circuits, each one's scalars go up on a stream of their
+    // own into two buffers in turn (made once for all chunks of bases), so
+    // circuit j+1's copy runs while circuit j's MSM computes (cudarc's events
+    // order each copy after the kernels that last used its buffer, and the
+    // MSM after its copy), and the window sums come back once every MSM of
+    // the chunk is enqueued: the device does not wait for the host between
+    // them.
+    let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+    let mut ring = if scalars.len() > 1 {
+        let upload = gpu.gpu.new_stream()?;
+        let words = 4 * bases.len().min(chunk);
+        let mut bufs = Vec::with_capacity(2);
+        for _ in 0..2 {
+            // SAFETY: each circuit's copy below writes the words its MSM reads.
+            bufs.push(unsafe { gpu.alloc_padded_on::<u64>(&upload, words, words, "alloc MSM scalars") }?);
+        }
+        Some((upload, bufs))
+    } else {
+        None
+    };
     chunked_fold::<G, Vec<G::Projective>>(
         gpu,
         bases,
         "upload MSM bases",
-        chunk_points::<G>(gpu.settings.gpu_chunk),
+        chunk,
         zero,
         |d_bases, first, len| {
-            // With several circuits, each one's scalars go up on a stream of
-            // their own into two buffers in turn, so circuit j+1's copy runs
-            // while circuit j's MSM computes (cudarc's events order each copy
-            // after the kernels that last used its buffer, and the MSM after
-            // its copy), and the window sums come back once every MSM is
-            // enqueued: the device does not wait for the host between them.
             let tuning = MsmTuning::for_points(len);
-            if scalars.len() == 1 {
+            let Some((upload, bufs)) = ring.as_mut() else {
                 let mut d = gpu.upload(limbs(&scalars[0][first..first + len]), "upload MSM scalars")?;
                 return Ok(vec![msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?]);
-            }
-            let upload = gpu.gpu.new_stream()?;
-            let mut bufs = Vec::with_capacity(2);
-            for _ in 0..2 {
-                // SAFETY: each circuit's copy below writes all 4·len words before its MSM reads them.
-                bufs.push(unsafe { gpu.alloc_padded_on::<u64>(&upload, 4 * len, 4 * len, "alloc MSM scalars") }?);
-            }
+            };
             let mut pending = Vec::with_capacity(scalars.len());
             for (j, s) in scalars.iter().enumerate() {
-                let d = &mut bufs[j % 2];
-                upload.memcpy_htod(limbs(&s[first..first + len]), d).map_err(cuda_err("upload MSM scalars"))?;
-                pending.push(msm_enqueue::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?);
+                let mut d = bufs[j % 2].slice_mut(..4 * len);
+                upload.memcpy_htod(limbs(&s[first..first + len]), &mut d).map_err(cuda_err("upload MSM scalars"))?;
+                pending.push(msm_enqueue::<G>(gpu, d_bases, len, &mut d, tuning, None)?);
             }
             pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
         },

@@ -628,6 +628,25 @@ mod tests {
         assert_eq!(ahead_vectors(&r, vector, 2 * GB, margin), 0);
         // A peak far above the H-MSM's footprint: at most two (three is phase 1's rule).
         assert_eq!(ahead_vectors(&room(30 * GB, 60 * GB), vector, GB, margin), 2);
+
+        // Over a grid: the vectors staged in part, with the coefficients and the
+        // H-MSM's buffers, stay within the call's peak and the free memory, and
+        // one more vector would not.
+        let fits = |k: usize, r: &Room, h_work: usize| (k + 1) * vector + h_work <= r.reserve - margin && k * vector + h_work + margin <= r.compute_avail;
+        for avail in (0..=40).map(|g| g * GB) {
+            for reserve in (1..=30).map(|g| g * GB) {
+                for h_work in [0, GB / 3, 2 * GB, 5 * GB] {
+                    let r = Room { compute_avail: avail.saturating_sub(GB), ..room(avail, reserve) };
+                    let k = ahead_vectors(&r, vector, h_work, margin);
+                    if 3 * vector + r.reserve <= r.avail {
+                        assert_eq!(k, 3);
+                        continue;
+                    }
+                    assert!(k <= 2 && (k == 0 || fits(k, &r, h_work)), "k {k}: avail {avail}, reserve {reserve}, h_work {h_work}");
+                    assert!(k == 2 || !fits(k + 1, &r, h_work), "k {k} not the most: avail {avail}, reserve {reserve}, h_work {h_work}");
+                }
+            }
+        }
     }
 
     #[test]

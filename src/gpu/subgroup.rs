@@ -68,6 +68,8 @@ pub fn bucket_sums<G: DeviceGroup>(
         ));
     }
     let chunk = fits.min(max_chunk.max(1)).min(n.max(1));
+    // The shared accumulation reads bit 31 of a sorted index as a digit's sign.
+    assert!(chunk < 1 << 31, "subgroup check: a chunk of {chunk} points");
     let words = G::Affine::WORDS;
     let mut d_bases = gpu.zeros::<u64>(words * chunk, "alloc subgroup-check bases")?;
     let d_key = gpu.upload(key.as_slice(), "upload subgroup-check key")?;
