@@ -576,9 +576,9 @@ impl GpuCall {
     /// with no spare memory its allocation would fail). Reusing b's buffer
     /// keeps the pool's blocks as the fallback path leaves them: a new
     /// vector placed in a freed block lets the H-MSM's buffers split the
-    /// other one, and the next quotient then mapped ~2 GB more (porep-32g
-    /// as a 16 GiB card on the H200: 15,139 MiB against 13,219). Copied
-    /// directly where page-locked, else left unfilled for the ring.
+    /// other one, and the next quotient maps the H-MSM's ~2 GB again
+    /// (BENCHMARKS.md, 9d100d1). Copied directly where page-locked, else
+    /// left unfilled for the ring.
     fn stage_part(&self, ci: usize, abc: &Abc<'_>, n: usize, k: usize, mut spare: Option<ScalarBuf>) -> Result<StagedAbc> {
         let direct = self.stageable(ci).1;
         let mut staged = StagedAbc { v: Default::default(), unfilled: [false; 3] };
