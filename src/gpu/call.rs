@@ -119,6 +119,16 @@ impl GpuCall {
             }
             parts = s.v;
         }
+        if parts.iter().any(Option::is_none) {
+            // The vectors uploaded here take 4·n words each from the compute
+            // pool, whose free memory the last H-MSM's buffers have split:
+            // the pool would map new memory beside it (+1.9 GiB at
+            // porep-32g as a 16 GiB card). Returned to the device first
+            // (the stream is idle after the H-MSM's download; the staged
+            // vectors stay allocated), the uploads map exactly what they take.
+            self.exec.stream.synchronize().map_err(cuda_err("synchronize before the in-turn uploads"))?;
+            self.exec.gpu.memory.trim_pool()?;
+        }
         let (t, mut uploaded) = (Instant::now(), 0);
         let what = ["upload a", "upload b", "upload c"];
         let input = |k: usize| match parts[k].take() {
