@@ -80,44 +80,115 @@ extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsi
     if (d) atomicAdd(&counts[d < 0 ? -d : d], 1u);
 }
 
-// Exclusive scan of counts[0..nb) into starts[0..nb], starts[nb] = total; one
-// block. Also *big = 1 if some bucket holds more than big_points points (the
-// merge levels then run, see msm_merge_partials), else 0.
-extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t* starts, uint32_t* cursors, uint32_t nb,
-                                    uint32_t big_points, uint32_t* big) {
-    __shared__ uint32_t sums[1024];
+// The bucket scan: exclusive scan of counts[0..nb) into starts[0..nb] and
+// cursors[0..nb), starts[nb] = total, and *big = 1 if some bucket holds more
+// than big_points points (the merge levels then run, see msm_merge_partials),
+// else 0. Three launches, so that 2^23 buckets scan as fast as 2^16: each
+// tile of SCAN_TILE counts is scanned by one block (msm_scan_tiles), the
+// tiles' totals by one block (msm_scan_totals), and each tile's offset is
+// added to its starts (msm_scan_offsets).
+#define SCAN_THREADS 1024
+#define SCAN_ITEMS 8
+#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
+
+// Exclusive scan of one value per thread over a block of SCAN_THREADS;
+// *total gets the block's sum. Called once per kernel (its shared memory is
+// not reset for a second use).
+__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* total) {
+    __shared__ uint32_t warp_sums[SCAN_THREADS / 32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint32_t x = v;
+#pragma unroll
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t w = warp_sums[lane];
+#pragma unroll
+        for (unsigned o = 1; o < 32; o <<= 1) {
+            uint32_t y = __shfl_up_sync(0xffffffffu, w, o);
+            if (lane >= o) w += y;
+        }
+        warp_sums[lane] = w;
+    }
+    __syncthreads();
+    *total = warp_sums[SCAN_THREADS / 32 - 1];
+    return x - v + (warp ? warp_sums[warp - 1] : 0);
+}
+
+// Block b scans counts [b*SCAN_TILE, (b+1)*SCAN_TILE) ∩ [0, nb) into
+// starts (offsets within the tile), its total into tile_sums[b] and its
+// largest count into tile_max[b]. Blocks of SCAN_THREADS.
+extern "C" __global__ void msm_scan_tiles(const uint32_t* counts, uint32_t* starts, uint32_t nb, uint32_t* tile_sums,
+                                          uint32_t* tile_max) {
     __shared__ uint32_t largest;
     if (threadIdx.x == 0) largest = 0;
-    uint32_t per = (nb + blockDim.x - 1) / blockDim.x;
-    uint32_t lo = threadIdx.x * per, hi = min(lo + per, nb);
+    const size_t lo = (size_t)blockIdx.x * SCAN_TILE + (size_t)threadIdx.x * SCAN_ITEMS;
+    uint32_t v[SCAN_ITEMS];
     uint32_t s = 0, m = 0;
-    for (uint32_t i = lo; i < hi; i++) {
-        s += counts[i];
-        m = max(m, counts[i]);
+#pragma unroll
+    for (unsigned j = 0; j < SCAN_ITEMS; j++) {
+        v[j] = lo + j < nb ? counts[lo + j] : 0;
+        s += v[j];
+        m = max(m, v[j]);
     }
-    sums[threadIdx.x] = s;
     __syncthreads();
     atomicMax(&largest, m);
-    if (threadIdx.x == 0) {
-        uint32_t acc = 0;
-        for (unsigned t = 0; t < blockDim.x; t++) {
-            uint32_t v = sums[t];
-            sums[t] = acc;
-            acc += v;
-        }
-        starts[nb] = acc;
+    uint32_t total;
+    uint32_t acc = block_exclusive_scan(s, &total);
+#pragma unroll
+    for (unsigned j = 0; j < SCAN_ITEMS; j++) {
+        if (lo + j < nb) starts[lo + j] = acc;
+        acc += v[j];
     }
-    __syncthreads();
-    if (threadIdx.x == 0) *big = largest > big_points;
-    uint32_t acc = sums[threadIdx.x];
-    for (uint32_t i = lo; i < hi; i++) {
-        starts[i] = acc;
-        cursors[i] = acc;
-        acc += counts[i];
+    if (threadIdx.x == 0) {
+        tile_sums[blockIdx.x] = total;
+        tile_max[blockIdx.x] = largest;
     }
 }
 
-// The counting sort's scatter (after msm_scan): point i with digit d != 0
+// One block of SCAN_THREADS: tile_sums[0..tiles) becomes its exclusive scan
+// (each tile's offset), starts[nb] the total, *big whether the largest count
+// of any tile exceeds big_points. Thread t takes tiles [t*per, t*per + per).
+extern "C" __global__ void msm_scan_totals(uint32_t* tile_sums, const uint32_t* tile_max, uint32_t tiles,
+                                           uint32_t* starts, uint32_t nb, uint32_t big_points, uint32_t* big) {
+    __shared__ uint32_t largest;
+    if (threadIdx.x == 0) largest = 0;
+    const uint32_t per = (tiles + SCAN_THREADS - 1) / SCAN_THREADS;
+    const uint32_t lo = threadIdx.x * per, hi = min(lo + per, tiles);
+    uint32_t s = 0, m = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        s += tile_sums[i];
+        m = max(m, tile_max[i]);
+    }
+    __syncthreads();
+    atomicMax(&largest, m);
+    uint32_t total;
+    uint32_t acc = block_exclusive_scan(s, &total);
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t t = tile_sums[i];
+        tile_sums[i] = acc;
+        acc += t;
+    }
+    if (threadIdx.x == 0) {
+        starts[nb] = total;
+        *big = largest > big_points;
+    }
+}
+
+// starts[i] += the offset of its tile; cursors[i] = starts[i] (i < nb).
+extern "C" __global__ void msm_scan_offsets(uint32_t* starts, uint32_t* cursors, uint32_t nb, const uint32_t* tile_sums) {
+    size_t i = global_tid();
+    if (i >= nb) return;
+    uint32_t s = starts[i] + tile_sums[i / SCAN_TILE];
+    starts[i] = s;
+    cursors[i] = s;
+}
+
+// The counting sort's scatter (after the bucket scan): point i with digit d != 0
 // goes to a position of bucket |d|, idx = i | (d < 0) << 31 (n < 2^31) and
 // key |d|.
 extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
@@ -180,7 +251,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
 // last runs become this level's heads_out/tails_out. Each level divides the
 // entries by K/2, so a bucket holding most of the points (skewed scalars: many
 // equal small values) is summed in log levels, not by one thread. The levels
-// run only when msm_scan found such a bucket (*big); otherwise the fix-up
+// run only when the bucket scan found such a bucket (*big); otherwise the fix-up
 // walks each bucket's few level-0 partials directly (less depth).
 template<class point_t>
 __device__ __forceinline__ void msm_merge_partials(const point_t* heads, const uint32_t* head_keys,

@@ -62,7 +62,7 @@ extern "C" __global__ void bucket_histogram(const uint32_t* keys, size_t n, uint
     if (d) atomicAdd(&counts[d], 1u);
 }
 
-// The counting sort's scatter (after msm_scan): points of bucket d ≥ 1 go to
+// The counting sort's scatter (after the bucket scan): points of bucket d ≥ 1 go to
 // positions [starts[d], starts[d+1]) in any order.
 extern "C" __global__ void bucket_scatter(const uint32_t* keys, size_t n, uint32_t* cursors, uint32_t* idx,
                                           uint32_t* sorted_keys) {

@@ -220,6 +220,16 @@ fn gpu_msm_launch_choices_match_cpu() {
         }
     }
     eprintln!("MSM {n} points, 27 launch choices x (random, mostly 0/1): match");
+    // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
+    // over 1,025 (c = 24: more tiles than the totals' block has threads).
+    for window_bits in [20, 24] {
+        let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128 };
+        for ((name, sc), want) in inputs.iter().zip(&wants) {
+            let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+            assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+        }
+    }
+    eprintln!("MSM {n} points, windows of 20 and 24 bits x (random, mostly 0/1): match");
     // A skewed input at the default choice, big enough for three merge levels.
     let n = 1 << 18;
     let bases = random_bases(n, s + 14);

@@ -99,6 +99,11 @@ impl Levels {
     }
 }
 
+/// Counts one block of the bucket scan takes (SCAN_TILE in cuda/msm.cu),
+/// and its threads (SCAN_THREADS).
+const SCAN_TILE: u32 = 8192;
+const SCAN_THREADS: u32 = 1024;
+
 /// The counting sort of up to `n` points into `buckets` buckets: a
 /// histogram into `counts` (filled by the caller's kernel), [`SortBuffers::scan`],
 /// then a scatter through `cursors` into `idx`/`keys` (the caller's kernel).
@@ -106,21 +111,31 @@ pub(crate) struct SortBuffers {
     pub counts: CudaSlice<u32>,
     pub starts: CudaSlice<u32>,
     pub cursors: CudaSlice<u32>,
-    /// Set by msm_scan: some bucket holds more than MERGE_ABOVE_PARTIALS · K
+    /// Set by the scan: some bucket holds more than MERGE_ABOVE_PARTIALS · K
     /// points, so the merge levels run (else they return at once).
     pub big: CudaSlice<u32>,
     pub idx: CudaSlice<u32>,
     pub keys: CudaSlice<u32>,
+    /// Per scan tile ([`SCAN_TILE`] counts): its total, then its offset;
+    /// and its largest count.
+    tile_sums: CudaSlice<u32>,
+    tile_max: CudaSlice<u32>,
     pub buckets: u32,
 }
 
 impl SortBuffers {
+    /// Scan tiles for `buckets` counts.
+    fn tiles(buckets: u32) -> u32 {
+        buckets.div_ceil(SCAN_TILE)
+    }
+
     /// Device bytes of [`SortBuffers::alloc`].
     pub(crate) fn bytes(n: usize, buckets: u32) -> usize {
-        4 * (3 * buckets as usize + 2 + 2 * n)
+        4 * (3 * buckets as usize + 2 + 2 * n + 2 * Self::tiles(buckets) as usize)
     }
 
     pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32) -> Result<Self> {
+        let tiles = Self::tiles(buckets) as usize;
         Ok(SortBuffers {
             counts: gpu.zeros::<u32>(buckets as usize, "alloc counts")?,
             starts: gpu.zeros::<u32>(buckets as usize + 1, "alloc starts")?,
@@ -128,20 +143,33 @@ impl SortBuffers {
             big: gpu.zeros::<u32>(1, "alloc merge flag")?,
             idx: gpu.zeros::<u32>(n, "alloc indices")?,
             keys: gpu.zeros::<u32>(n, "alloc keys")?,
+            tile_sums: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
+            tile_max: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
             buckets,
         })
     }
 
     /// Bucket starts and scatter cursors from the counts, and the merge flag
-    /// for accumulation threads of `k` points.
+    /// for accumulation threads of `k` points: the tiles' scans, their
+    /// totals' scan, the tiles' offsets (cuda/msm.cu, the bucket scan).
     pub(crate) fn scan(&mut self, gpu: &Exec, k: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScan));
-        l.arg(&self.counts).arg(&mut self.starts).arg(&mut self.cursors).arg(&self.buckets).arg(&big_points).arg(&mut self.big);
-        let one_block = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: (const uint32_t*, uint32_t*, uint32_t*, uint32_t, uint32_t, uint32_t*);
-        // buckets, buckets+1, buckets elements and one flag.
-        unsafe { l.launch(one_block) }.map_err(cuda_err("msm_scan"))?;
+        let tiles = Self::tiles(self.buckets);
+        let blocks = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanTiles));
+        l.arg(&self.counts).arg(&mut self.starts).arg(&self.buckets).arg(&mut self.tile_sums).arg(&mut self.tile_max);
+        // SAFETY: (const uint32_t*, uint32_t*, uint32_t, uint32_t*, uint32_t*); one block per
+        // tile of SCAN_TILE counts (reads below `buckets` only), `tiles` sums and maxima.
+        unsafe { l.launch(blocks(tiles)) }.map_err(cuda_err("msm_scan_tiles"))?;
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanTotals));
+        l.arg(&mut self.tile_sums).arg(&self.tile_max).arg(&tiles).arg(&mut self.starts).arg(&self.buckets).arg(&big_points).arg(&mut self.big);
+        // SAFETY: (uint32_t*, const uint32_t*, uint32_t, uint32_t*, uint32_t, uint32_t, uint32_t*);
+        // one block; `tiles` entries, starts holds buckets + 1, one flag.
+        unsafe { l.launch(blocks(1)) }.map_err(cuda_err("msm_scan_totals"))?;
+        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanOffsets));
+        l.arg(&mut self.starts).arg(&mut self.cursors).arg(&self.buckets).arg(&self.tile_sums);
+        // SAFETY: (uint32_t*, uint32_t*, uint32_t, const uint32_t*); one thread per bucket.
+        unsafe { l.launch(grid(self.buckets as usize)) }.map_err(cuda_err("msm_scan_offsets"))?;
         Ok(())
     }
 
@@ -155,7 +183,7 @@ impl SortBuffers {
 /// subtracted (the MSM's negative digits; the subgroup check never sets
 /// it), and `keys[p]` its bucket (1 ≤ key < `buckets`; bucket 0 is never
 /// listed), `starts[d]` the first position of bucket d
-/// (`starts[buckets]` the total), `big` msm_scan's flag (some bucket holds
+/// (`starts[buckets]` the total), `big` the scan's flag (some bucket holds
 /// more than MERGE_ABOVE_PARTIALS · K points).
 pub(crate) struct Sorted<'a> {
     pub idx: &'a CudaSlice<u32>,
@@ -315,21 +343,38 @@ pub(super) fn chunked<G: DeviceGroup>(
 }
 
 /// Points per MSM over bases read in place from the resident key: no chunk
-/// buffers are needed there, so the MSM takes the device bytes that
-/// [`msm_chunked_bytes`] counts for `n` bases (two chunk buffers and one
-/// chunk's MSM), in the largest power of two of points that fits them, at
-/// least [`chunk_points`]. Fewer, larger MSMs take their windows from
-/// [`MsmTuning::for_points`] (c = 18, 15 windows, from 2^24 points, where a
-/// 2^23-point chunk runs 16 windows of c = 17) and reduce their buckets
-/// fewer times, and admission's peak formula still covers them.
+/// buffers are needed there, so the MSM takes up to
+/// [`resident_msm_budget`] bytes, in the largest power of two of points that
+/// fits, at least [`chunk_points`]. Fewer, larger MSMs take wider windows
+/// ([`MsmTuning::for_points`]) and reduce their buckets fewer times: at
+/// porep-32g's H (2^27 − 1 points) one MSM of 2^27 with c = 20, where a
+/// 2^23-point chunk runs 16 windows of c = 17.
 pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
-    let budget = msm_chunked_bytes::<G>(n, chunk_bytes);
+    let budget = resident_msm_budget::<G>(n, chunk_bytes);
     let mut points = chunk;
     while points < n && msm_resident_bytes::<G>(2 * points, MsmTuning::for_points(2 * points)) <= budget {
         points *= 2;
     }
     points
+}
+
+/// The device bytes an MSM over `n` bases of the resident key may take:
+/// what [`msm_chunked_bytes`] counts for them (two chunk buffers and one
+/// chunk's MSM), or the room of the quotient's b and c where that is more
+/// (64 bytes per element of the domain, the power of two at or above n;
+/// the H-MSM starts after both are freed). Either way the H step stays
+/// within the quotient step's bytes, which admission's peak counts
+/// ([`super::stage::compute_peak_bytes`]).
+pub fn resident_msm_budget<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    msm_chunked_bytes::<G>(n, chunk_bytes).max(64 * n.next_power_of_two())
+}
+
+/// Device bytes the MSMs over `n` resident bases hold at once (they run one
+/// after another): one MSM of [`resident_msm_points`].
+pub fn msm_resident_key_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
+    let points = resident_msm_points::<G>(n, chunk_bytes).min(n);
+    msm_resident_bytes::<G>(points, MsmTuning::for_points(points))
 }
 
 /// [`chunked`] with any per-chunk result `T`, folded into `init` by `fold`
@@ -611,24 +656,29 @@ fn msm_enqueue<G: DeviceGroup>(
 mod tests {
     use super::*;
 
-    /// MSMs over the resident key take the bytes admission counts for a
-    /// chunked MSM, no more: at porep-32g's H (2^27 − 1 points, 768 MiB
-    /// chunks) that is two MSMs of 2^26 points (c = 18) instead of sixteen
-    /// of 2^23 (c = 17).
+    /// MSMs over the resident key stay within their budget, and the budget
+    /// within the quotient step's bytes (beside the n coefficients): at
+    /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) that is one MSM of
+    /// 2^27 points (c = 20) instead of sixteen of 2^23 (c = 17).
     #[test]
-    fn resident_msms_stay_within_the_chunked_bytes() {
+    fn resident_msms_stay_within_their_budget() {
         let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
-        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 26);
+        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 27);
+        assert_eq!(MsmTuning::for_points(1 << 27).window_bits, 20);
         for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 130_169_893, (1 << 27) - 1] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
                 let points = resident_msm_points::<G1>(n, chunk_bytes);
                 assert!(points >= chunk_points::<G1>(chunk_bytes) && points.is_power_of_two(), "n {n}: {points}");
-                let m = points.min(n);
+                let budget = resident_msm_budget::<G1>(n, chunk_bytes);
+                assert!(budget >= msm_chunked_bytes::<G1>(n, chunk_bytes));
                 assert!(
-                    points == chunk_points::<G1>(chunk_bytes)
-                        || msm_resident_bytes::<G1>(m, MsmTuning::for_points(m)) <= msm_chunked_bytes::<G1>(n, chunk_bytes),
-                    "n {n}, chunk {chunk_bytes}: {points} points exceed the chunked MSM's bytes"
+                    points == chunk_points::<G1>(chunk_bytes) || msm_resident_key_bytes::<G1>(n, chunk_bytes) <= budget,
+                    "n {n}, chunk {chunk_bytes}: {points} points exceed the budget"
                 );
+                // The H step (n coefficients beside the MSM) within admission's peak.
+                let d = n.next_power_of_two();
+                let peak = super::super::ntt::quotient_bytes(d).max(32 * d + msm_chunked_bytes::<G1>(n, chunk_bytes));
+                assert!(32 * d + msm_resident_key_bytes::<G1>(n, chunk_bytes) <= peak, "n {n}, chunk {chunk_bytes}: the H step exceeds the peak");
             }
         }
     }

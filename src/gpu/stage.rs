@@ -62,7 +62,9 @@ impl KeyShape {
 /// before the next, so the peak is the largest step:
 /// - the quotient: a, b, c and the twiddle tables ([`super::ntt::quotient_bytes`]);
 /// - the H-MSM: the n coefficients (32 B each) and one chunk of bases with
-///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]);
+///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]); over the
+///   resident key, larger MSMs that stay within the quotient's bytes
+///   ([`super::msm::resident_msm_budget`]);
 /// - each G1 sum (L, A′, B′): its scalars (at most one per base, and one
 ///   more chunk of them for the next circuit's copy) and a chunked MSM, or a
 ///   chunked batch addition of up to
@@ -433,7 +435,12 @@ impl GpuCall {
         let (mut room, _) = exec.gpu.memory.room(n, &key, settings, 3 * vector).ok()?;
         // The last quotient's b buffer serves the first vector staged in part.
         room.compute_avail += if spare.is_some() { vector } else { 0 };
-        let h_work = super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk);
+        // The H-MSM's buffers: larger MSMs where it reads the resident key.
+        let h_work = if settings.key_resident && exec.gpu.memory.resident_key().is_some() {
+            super::msm::msm_resident_key_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)
+        } else {
+            super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)
+        };
         let k = ahead_vectors(&room, vector, h_work, settings.vram_margin);
         if k == 0 {
             tracing::debug!(circuit = ci, vector, h_work, ?room, "no room to stage the next circuit ahead");

@@ -24,14 +24,23 @@ impl MsmTuning {
     /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
     /// sweep picked there (2^(c−1), at most 2^16). From 2^24 points on,
-    /// c = 18: 15 windows of 2^17 buckets. The H200 sweep at 2^24
-    /// (`notes/runs/s20/083a492-kernels.log`) gave 156–158 ms at c = 18,
-    /// 167–171 at c = 19 and 20, 209–214 at c = 21: wider windows save
-    /// accumulation (92 ms at c = 20 against 105 at c = 18) but lose more
-    /// in the one-block bucket scan and the Σ d·B_d segments.
+    /// c = 18: 15 windows of 2^17 buckets; from 2^25 on, c = 20: 13 windows
+    /// of 2^19. The accumulation grows with points × windows, the bucket
+    /// scan and the Σ d·B_d segments with buckets × windows: on the H200 at
+    /// 2^24, c = 20 cut the accumulation from ~105 to 92 ms, while the scan
+    /// (then one block) and the segments cost it back
+    /// (`notes/runs/s20/083a492-kernels.log`); with twice the points per
+    /// bucket and the scan over tiles, the accumulation's saving is the
+    /// larger part.
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
-        let window_bits = if n >= 1 << 24 { 18 } else { lg.saturating_sub(2).clamp(5, 17) };
+        let window_bits = if n >= 1 << 25 {
+            20
+        } else if n >= 1 << 24 {
+            18
+        } else {
+            lg.saturating_sub(2).clamp(5, 17)
+        };
         MsmTuning { window_bits, points_per_thread: 32, block: 128 }
     }
 
@@ -304,8 +313,10 @@ mod tests {
             t.check();
             if lg < 24 {
                 assert!(t.buckets() <= (1 << 16) + 1, "2^{lg}: {t:?}");
-            } else {
+            } else if lg == 24 {
                 assert_eq!((t.window_bits, t.windows(), t.buckets()), (18, 15, (1 << 17) + 1), "2^{lg}");
+            } else {
+                assert_eq!((t.window_bits, t.windows(), t.buckets()), (20, 13, (1 << 19) + 1), "2^{lg}");
             }
         }
         let t = MsmTuning::for_points((1 << 24) - 1);

@@ -70,7 +70,12 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     /// plan is not split.
     fn batch_parts<C: Compute>(&self, compute: &C, circuits: usize) -> Result<Vec<G::Projective>> {
         match &*self.plan {
-            MsmPlan::Split { ones, .. } => compute.batch_add_many::<G>(self.bases, &slices(ones)),
+            MsmPlan::Split { ones, .. } => {
+                let t = std::time::Instant::now();
+                let sums = compute.batch_add_many::<G>(self.bases, &slices(ones));
+                tracing::debug!(group = ?G::NAME, points = self.bases.len(), circuits, ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "batch additions");
+                sums
+            }
             MsmPlan::Plain { .. } => Ok(vec![<G::Projective as group::Group>::identity(); circuits]),
         }
     }
@@ -83,8 +88,19 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
         match &*self.plan {
             plan @ MsmPlan::Split { .. } => {
+                let t = std::time::Instant::now();
                 let tails = plan.tail_scalars_all(aux);
-                compute.msm_many::<G>(&self.tail_bases, &slices(&tails))
+                let gathered = t.elapsed();
+                let sums = compute.msm_many::<G>(&self.tail_bases, &slices(&tails));
+                tracing::debug!(
+                    group = ?G::NAME,
+                    points = self.tail_bases.len(),
+                    circuits = aux.len(),
+                    gather_ms = crate::log::round1(gathered.as_secs_f64() * 1e3),
+                    msm_ms = crate::log::round1((t.elapsed() - gathered).as_secs_f64() * 1e3),
+                    "tail MSMs: scalars gathered on the host, then the MSMs"
+                );
+                sums
             }
             MsmPlan::Plain { scalars } => compute.msm_many::<G>(self.bases, &slices(scalars)),
         }
