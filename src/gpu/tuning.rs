@@ -25,13 +25,13 @@ impl MsmTuning {
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
     /// sweep picked there (2^(c−1), at most 2^16). From 2^24 points on,
     /// c = 18: 15 windows of 2^17 buckets; from 2^25 on, c = 20: 13 windows
-    /// of 2^19. The accumulation grows with points × windows, the bucket
-    /// scan and the Σ d·B_d segments with buckets × windows: on the H200 at
-    /// 2^24, c = 20 cut the accumulation from ~105 to 92 ms, while the scan
-    /// (then one block) and the segments cost it back
-    /// (`notes/runs/s20/083a492-kernels.log`); with twice the points per
-    /// bucket and the scan over tiles, the accumulation's saving is the
-    /// larger part.
+    /// of 2^19. The accumulation grows with points × windows, the sort and
+    /// the Σ d·B_d segments partly with buckets × windows. The H200 sweep at
+    /// 2^26 (`notes/runs/s21/9e56c02-kernels.log`): c = 18 574 ms
+    /// (accumulation 406), c = 19 591, c = 20 546 (accumulation 358, sort
+    /// and segments 22 ms more), c = 21 590. At 2^24, c = 18 was ahead in
+    /// the sweep before the scan over tiles
+    /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 25 {
