@@ -86,7 +86,8 @@ extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsi
 // else 0. Three launches, so that 2^23 buckets scan as fast as 2^16: each
 // tile of SCAN_TILE counts is scanned by one block (msm_scan_tiles), the
 // tiles' totals by one block (msm_scan_totals), and each tile's offset is
-// added to its starts (msm_scan_offsets).
+// added to its starts (msm_scan_offsets). The first two run in blocks of
+// exactly SCAN_THREADS (block_exclusive_scan reads every warp's sum).
 #define SCAN_THREADS 1024
 #define SCAN_ITEMS 8
 #define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
@@ -122,7 +123,7 @@ __device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* t
 // Block b scans counts [b*SCAN_TILE, (b+1)*SCAN_TILE) ∩ [0, nb) into
 // starts (offsets within the tile), its total into tile_sums[b] and its
 // largest count into tile_max[b]. Blocks of SCAN_THREADS.
-extern "C" __global__ void msm_scan_tiles(const uint32_t* counts, uint32_t* starts, uint32_t nb, uint32_t* tile_sums,
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) msm_scan_tiles(const uint32_t* counts, uint32_t* starts, uint32_t nb, uint32_t* tile_sums,
                                           uint32_t* tile_max) {
     __shared__ uint32_t largest;
     if (threadIdx.x == 0) largest = 0;
@@ -153,7 +154,7 @@ extern "C" __global__ void msm_scan_tiles(const uint32_t* counts, uint32_t* star
 // One block of SCAN_THREADS: tile_sums[0..tiles) becomes its exclusive scan
 // (each tile's offset), starts[nb] the total, *big whether the largest count
 // of any tile exceeds big_points. Thread t takes tiles [t*per, t*per + per).
-extern "C" __global__ void msm_scan_totals(uint32_t* tile_sums, const uint32_t* tile_max, uint32_t tiles,
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) msm_scan_totals(uint32_t* tile_sums, const uint32_t* tile_max, uint32_t tiles,
                                            uint32_t* starts, uint32_t nb, uint32_t big_points, uint32_t* big) {
     __shared__ uint32_t largest;
     if (threadIdx.x == 0) largest = 0;

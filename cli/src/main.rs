@@ -351,7 +351,7 @@ fn prove(args: ProveArgs) -> Result<bool> {
     };
     supraseal_c2_cli::circuits::check_size(kind, k).map_err(anyhow::Error::msg)?;
     let n = args.circuits as usize;
-    println!("circuit: {} (about 2^{k} constraints), {n} circuit(s) per call, seed {seed}", kind.name());
+    println!("circuit: {} (--log-constraints {k}; its constraints and domain on the synthesis line), {n} circuit(s) per call, seed {seed}", kind.name());
 
     let params_path = match args.params {
         Some(p) => p,

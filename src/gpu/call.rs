@@ -119,15 +119,19 @@ impl GpuCall {
             }
             parts = s.v;
         }
-        if parts.iter().any(Option::is_none) {
-            // The vectors uploaded here take 4·n words each from the compute
-            // pool, whose free memory the last H-MSM's buffers have split:
-            // the pool would map new memory beside it (+1.9 GiB at
-            // porep-32g as a 16 GiB card). Returned to the device first
-            // (the stream is idle after the H-MSM's download; the staged
-            // vectors stay allocated), the uploads map exactly what they take.
-            self.exec.stream.synchronize().map_err(cuda_err("synchronize before the in-turn uploads"))?;
-            self.exec.gpu.memory.trim_pool()?;
+        let missing = parts.iter().filter(|p| p.is_none()).count();
+        if missing > 0 && self.unmapped_short_of(missing * n * std::mem::size_of::<Scalar>()) {
+            // The vectors uploaded here come from the compute pool, whose
+            // free memory the last H-MSM's buffers have split: the pool
+            // would map new memory beside it (+1.9 GiB at porep-32g as a
+            // 16 GiB card). Returned to the device first (the stream is
+            // idle after the H-MSM's download; the staged vectors stay
+            // allocated), the uploads map exactly what they take. Only
+            // where memory is short: mapping costs ~50 ms per circuit.
+            let trimmed = self.exec.stream.synchronize().map_err(cuda_err("synchronize before the in-turn uploads")).and_then(|()| self.exec.gpu.memory.trim_pool());
+            if let Err(e) = trimmed {
+                tracing::warn!(error = %e.message, "compute pool not trimmed before the in-turn uploads");
+            }
         }
         let (t, mut uploaded) = (Instant::now(), 0);
         let what = ["upload a", "upload b", "upload c"];
@@ -143,6 +147,16 @@ impl GpuCall {
             tracing::debug!(uploaded, enqueue_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "a, b, c: vectors uploaded inside the compute lock");
         }
         Ok(q)
+    }
+}
+
+impl GpuCall {
+    /// Whether the device's unmapped memory, as admission sees it (a
+    /// `SUPRASEAL_C2_VRAM_LIMIT_MB` card included), holds less than `bytes`
+    /// beside the margin; `true` where it cannot be read.
+    fn unmapped_short_of(&self, bytes: usize) -> bool {
+        let settings = &self.exec.settings;
+        self.exec.mem_info().map_or(true, |(free, total)| settings.effective_free(free, total) < bytes + settings.vram_margin)
     }
 }
 
@@ -262,7 +276,7 @@ impl Backend for GpuCall {
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();
-        self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs))
+        self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, msm::h_msm_budget(bases.len(), self.exec.settings.gpu_chunk)))
     }
     fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
         let gpu = &self.exec.gpu;

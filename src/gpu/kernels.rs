@@ -86,6 +86,8 @@ mod tests {
             if path.extension().is_some_and(|e| e == "cu") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for def in text.split("extern \"C\" __global__ void ").skip(1) {
+                    // An optional `__launch_bounds__(N) ` before the name.
+                    let def = def.strip_prefix("__launch_bounds__(").and_then(|d| d.split_once(") ")).map_or(def, |(_, rest)| rest);
                     let name: String = def.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '#').collect();
                     match name.strip_suffix("_##G") {
                         Some(stem) => names.extend(["g1", "g2"].map(|g| format!("{stem}_{g}"))),

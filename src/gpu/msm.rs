@@ -336,45 +336,46 @@ pub(super) fn chunked<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
+    budget: usize,
     f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<G::Projective>,
 ) -> Result<G::Projective> {
-    let resident = resident_msm_points::<G>(bases.len(), gpu.settings.gpu_chunk);
+    let resident = resident_msm_points::<G>(bases.len(), gpu.settings.gpu_chunk, budget);
     chunked_fold::<G, _>(gpu, bases, what, resident, G::Projective::identity(), f, |acc, part| *acc += part)
 }
 
-/// Points per MSM over bases read in place from the resident key: no chunk
-/// buffers are needed there, so the MSM takes up to
-/// [`resident_msm_budget`] bytes, in the largest power of two of points that
-/// fits, at least [`chunk_points`]. Fewer, larger MSMs take wider windows
+/// Points per MSM over `n` bases read in place from the resident key: no
+/// chunk buffers are needed there, so the MSM takes up to `budget` device
+/// bytes, in the largest power of two of points that fits, at least
+/// [`chunk_points`]. Fewer, larger MSMs take wider windows
 /// ([`MsmTuning::for_points`]) and reduce their buckets fewer times: at
-/// porep-32g's H (2^27 − 1 points) one MSM of 2^27 with c = 20, where a
-/// 2^23-point chunk runs 16 windows of c = 17.
-pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    let chunk = chunk_points::<G>(chunk_bytes);
-    let budget = resident_msm_budget::<G>(n, chunk_bytes);
-    let mut points = chunk;
+/// porep-32g's H (2^27 − 1 points, [`h_msm_budget`]) one MSM of 2^27 with
+/// c = 20, where a 2^23-point chunk runs 16 windows of c = 17.
+pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget: usize) -> usize {
+    let mut points = chunk_points::<G>(chunk_bytes);
     while points < n && msm_resident_bytes::<G>(2 * points, MsmTuning::for_points(2 * points)) <= budget {
         points *= 2;
     }
     points
 }
 
-/// The device bytes an MSM over `n` bases of the resident key may take:
+/// The device bytes the H-MSM over `n` bases of the resident key may take:
 /// what [`msm_chunked_bytes`] counts for them (two chunk buffers and one
 /// chunk's MSM), or the room of the quotient's b and c where that is more
 /// (64 bytes per element of the domain, the power of two at or above n;
 /// the H-MSM starts after both are freed). Either way the H step stays
 /// within the quotient step's bytes, which admission's peak counts
-/// ([`super::stage::compute_peak_bytes`]).
-pub fn resident_msm_budget<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    msm_chunked_bytes::<G>(n, chunk_bytes).max(64 * n.next_power_of_two())
+/// ([`super::stage::compute_peak_bytes`]). Other MSMs over resident bases
+/// take [`msm_chunked_bytes`].
+pub fn h_msm_budget(n: usize, chunk_bytes: usize) -> usize {
+    msm_chunked_bytes::<G1>(n, chunk_bytes).max(64 * n.next_power_of_two())
 }
 
-/// Device bytes the MSMs over `n` resident bases hold at once (they run one
-/// after another): one MSM of [`resident_msm_points`].
-pub fn msm_resident_key_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    let points = resident_msm_points::<G>(n, chunk_bytes).min(n);
-    msm_resident_bytes::<G>(points, MsmTuning::for_points(points))
+/// Device bytes the H-MSM over `n` resident bases holds at once (its MSMs
+/// run one after another): one MSM of [`resident_msm_points`] within
+/// [`h_msm_budget`].
+pub fn h_msm_resident_bytes(n: usize, chunk_bytes: usize) -> usize {
+    let points = resident_msm_points::<G1>(n, chunk_bytes, h_msm_budget(n, chunk_bytes)).min(n);
+    msm_resident_bytes::<G1>(points, MsmTuning::for_points(points))
 }
 
 /// [`chunked`] with any per-chunk result `T`, folded into `init` by `fold`
@@ -447,7 +448,7 @@ pub fn msm<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[Scalar]) 
         return Ok(G::Projective::identity());
     }
     let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
-    msm_device_scalars::<G>(gpu, bases, &mut d_scalars)
+    msm_device_scalars::<G>(gpu, bases, &mut d_scalars, msm_chunked_bytes::<G>(bases.len(), gpu.settings.gpu_chunk))
 }
 
 /// [`msm`] for each of `scalars` (one vector per circuit, each
@@ -508,14 +509,15 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// overwritten: recoded in place, see [`msm_resident`]).
 /// The bases go up a chunk at a time ([`chunk_points`]), each chunk its own
-/// Pippenger MSM, summed here.
-pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>) -> Result<G::Projective> {
+/// Pippenger MSM, summed here; read in place from the resident key, they
+/// run in MSMs of up to `budget` device bytes ([`resident_msm_points`]).
+pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>, budget: usize) -> Result<G::Projective> {
     let n = bases.len();
     if n == 0 {
         return Ok(G::Projective::identity());
     }
     let d_scalars = &mut d_scalars.slice_mut(..);
-    chunked::<G>(gpu, bases, "upload MSM bases", |d_bases, first, len| {
+    chunked::<G>(gpu, bases, "upload MSM bases", budget, |d_bases, first, len| {
         let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
         msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
     })
@@ -656,29 +658,34 @@ fn msm_enqueue<G: DeviceGroup>(
 mod tests {
     use super::*;
 
-    /// MSMs over the resident key stay within their budget, and the budget
-    /// within the quotient step's bytes (beside the n coefficients): at
-    /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) that is one MSM of
-    /// 2^27 points (c = 20) instead of sixteen of 2^23 (c = 17).
+    /// The H-MSM over the resident key stays within its budget, and its step
+    /// (the domain's coefficients beside it) within admission's peak
+    /// ([`compute_peak_bytes`](super::super::stage::compute_peak_bytes)): at
+    /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) one MSM of 2^27 points
+    /// (c = 20) instead of sixteen of 2^23 (c = 17). Other MSMs over
+    /// resident bases stay within the chunked MSM's bytes.
     #[test]
     fn resident_msms_stay_within_their_budget() {
+        use super::super::stage::{compute_peak_bytes, KeyShape};
         let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
-        assert_eq!(resident_msm_points::<G1>((1 << 27) - 1, chunk_bytes), 1 << 27);
+        let h = (1usize << 27) - 1;
+        assert_eq!(resident_msm_points::<G1>(h, chunk_bytes, h_msm_budget(h, chunk_bytes)), 1 << 27);
         assert_eq!(MsmTuning::for_points(1 << 27).window_bits, 20);
-        for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 130_169_893, (1 << 27) - 1] {
+        for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 1 << 25, 130_169_893, h] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
-                let points = resident_msm_points::<G1>(n, chunk_bytes);
-                assert!(points >= chunk_points::<G1>(chunk_bytes) && points.is_power_of_two(), "n {n}: {points}");
-                let budget = resident_msm_budget::<G1>(n, chunk_bytes);
-                assert!(budget >= msm_chunked_bytes::<G1>(n, chunk_bytes));
-                assert!(
-                    points == chunk_points::<G1>(chunk_bytes) || msm_resident_key_bytes::<G1>(n, chunk_bytes) <= budget,
-                    "n {n}, chunk {chunk_bytes}: {points} points exceed the budget"
-                );
-                // The H step (n coefficients beside the MSM) within admission's peak.
-                let d = n.next_power_of_two();
-                let peak = super::super::ntt::quotient_bytes(d).max(32 * d + msm_chunked_bytes::<G1>(n, chunk_bytes));
-                assert!(32 * d + msm_resident_key_bytes::<G1>(n, chunk_bytes) <= peak, "n {n}, chunk {chunk_bytes}: the H step exceeds the peak");
+                let chunk = chunk_points::<G1>(chunk_bytes);
+                for budget in [msm_chunked_bytes::<G1>(n, chunk_bytes), h_msm_budget(n, chunk_bytes)] {
+                    let points = resident_msm_points::<G1>(n, chunk_bytes, budget);
+                    assert!(points >= chunk && points.is_power_of_two(), "n {n}: {points}");
+                    let m = points.min(n);
+                    assert!(points == chunk || msm_resident_bytes::<G1>(m, MsmTuning::for_points(m)) <= budget, "n {n}, chunk {chunk_bytes}: {points} points exceed {budget} B");
+                }
+                // The H step within the peak of a key whose h has n points.
+                let domain = (n + 1).next_power_of_two();
+                let key = KeyShape { h: n, ..KeyShape::default() };
+                let settings = crate::config::Settings { gpu_chunk: chunk_bytes, ..crate::config::Settings::default() };
+                let peak = compute_peak_bytes(domain, &key, &settings);
+                assert!(32 * domain + h_msm_resident_bytes(n, chunk_bytes) <= peak, "n {n}, chunk {chunk_bytes}: the H step exceeds the peak {peak}");
             }
         }
     }

@@ -64,7 +64,7 @@ impl KeyShape {
 /// - the H-MSM: the n coefficients (32 B each) and one chunk of bases with
 ///   its MSM's buffers ([`super::msm::msm_chunked_bytes`]); over the
 ///   resident key, larger MSMs that stay within the quotient's bytes
-///   ([`super::msm::resident_msm_budget`]);
+///   ([`super::msm::h_msm_budget`]);
 /// - each G1 sum (L, A′, B′): its scalars (at most one per base, and one
 ///   more chunk of them for the next circuit's copy) and a chunked MSM, or a
 ///   chunked batch addition of up to
@@ -435,9 +435,12 @@ impl GpuCall {
         let (mut room, _) = exec.gpu.memory.room(n, &key, settings, 3 * vector).ok()?;
         // The last quotient's b buffer serves the first vector staged in part.
         room.compute_avail += if spare.is_some() { vector } else { 0 };
-        // The H-MSM's buffers: larger MSMs where it reads the resident key.
-        let h_work = if settings.key_resident && exec.gpu.memory.resident_key().is_some() {
-            super::msm::msm_resident_key_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)
+        // The H-MSM's buffers: larger MSMs where it reads this call's key
+        // on the device.
+        let srs_id = self.key.get().map(|k| k.1.srs_id);
+        let key_on_device = settings.key_resident && exec.gpu.memory.resident_key().is_some_and(|r| Some(r.srs_id) == srs_id);
+        let h_work = if key_on_device {
+            super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)
         } else {
             super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)
         };

@@ -24,7 +24,7 @@ impl MsmTuning {
     /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
     /// sweep picked there (2^(c−1), at most 2^16). From 2^24 points on,
-    /// c = 18: 15 windows of 2^17 buckets; from 2^25 on, c = 20: 13 windows
+    /// c = 18: 15 windows of 2^17 buckets; from 2^26 on, c = 20: 13 windows
     /// of 2^19. The accumulation grows with points × windows, the sort and
     /// the Σ d·B_d segments partly with buckets × windows. The H200 sweep at
     /// 2^26 (`notes/runs/s21/9e56c02-kernels.log`): c = 18 574 ms
@@ -34,7 +34,7 @@ impl MsmTuning {
     /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
-        let window_bits = if n >= 1 << 25 {
+        let window_bits = if n >= 1 << 26 {
             20
         } else if n >= 1 << 24 {
             18
@@ -313,7 +313,7 @@ mod tests {
             t.check();
             if lg < 24 {
                 assert!(t.buckets() <= (1 << 16) + 1, "2^{lg}: {t:?}");
-            } else if lg == 24 {
+            } else if lg < 26 {
                 assert_eq!((t.window_bits, t.windows(), t.buckets()), (18, 15, (1 << 17) + 1), "2^{lg}");
             } else {
                 assert_eq!((t.window_bits, t.windows(), t.buckets()), (20, 13, (1 << 19) + 1), "2^{lg}");
