@@ -8,7 +8,8 @@
 //! CPU backend's G2 MSM on the same host (rayon, blst). The G1 MSM also runs
 //! with its bases already on the device (like sppark's harness), with a
 //! per-kernel profile, and a sweep of launch choices (`MsmTuning`) at
-//! 2^BENCH_MSM_SWEEP_LOG (24) whose fastest is rerun at every size; every
+//! 2^BENCH_MSM_SWEEP_LOG (24; an odd size is added to the even ones) whose
+//! fastest is rerun at every size; every
 //! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
 //! Prints a table; without a GPU it says why
@@ -90,8 +91,15 @@ fn main() {
     let max_ntt: u32 = std::env::var("BENCH_NTT_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(27);
     println!("| op | size | ms (median) | how |");
     println!("|---|---|---|---|");
+    let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let mut msm_inputs = Vec::new();
-    for lg in (20..=max_msm).step_by(2) {
+    // Even sizes from 2^20, and the sweep's size where it is odd.
+    let mut sizes: Vec<u32> = (20..=max_msm).step_by(2).collect();
+    if !sizes.contains(&sweep_log) {
+        sizes.push(sweep_log);
+        sizes.sort_unstable();
+    }
+    for lg in sizes {
         let n = 1usize << lg;
         let (b, s) = (bases(n), scalars(n));
         let (ms, want) = gpu.with_pinned(&b, || {
@@ -116,7 +124,6 @@ fn main() {
     }
     // Launch-choice sweep at 2^BENCH_MSM_SWEEP_LOG (24): every choice must give
     // the same point; the fastest is then rerun at every size.
-    let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     if let Some((_, b, s, want)) = msm_inputs.iter().find(|(lg, ..)| *lg == sweep_log) {
         let mut best: Option<(f64, MsmTuning)> = None;
         gpu.with_pinned(s, || {
