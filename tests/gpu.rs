@@ -235,8 +235,8 @@ fn gpu_msm_launch_choices_match_cpu() {
             let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
             assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
         }
+        eprintln!("MSM {n} points, windows of {window_bits} bits x (random, mostly 0/1): match");
     }
-    eprintln!("MSM {n} points, windows of 20 and 24 bits x (random, mostly 0/1): match");
     // A skewed input at the default choice, big enough for three merge levels.
     let n = 1 << 18;
     let bases = random_bases(n, s + 14);
