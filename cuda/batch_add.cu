@@ -23,14 +23,16 @@ static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups sh
 // cache lines: the bases are read from device memory once per pass, not
 // once per circuit. Circuit k's bitmap starts at bitmaps + k * words; the
 // chunk's first point is bit 0 of word first_word (a chunk starts on a word).
-// partials[k * threads + t] = sum of bases[i], i in chunk t, bit i set for k.
+// partials[k * slots + t] = sum of bases[i], i in chunk t, bit i set for k;
+// the identity for chunks t past the bases (slots ≥ ceil(n / chunk): the
+// reduction sums each circuit's slots in equal groups).
 template<class affine_t, class point_t>
 __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t* bitmaps, size_t words,
                                           size_t first_word, size_t n, size_t chunk, size_t circuits,
-                                          size_t threads, point_t* partials) {
+                                          size_t slots, point_t* partials) {
     size_t g = global_tid();
     size_t t = g / circuits, k = g % circuits;
-    if (t >= threads) return;
+    if (t >= slots) return;
     const uint64_t* bitmap = bitmaps + k * words + first_word;
     // The chunk's words [w, end) (chunk is a multiple of 64; the last word
     // is masked at n). One addition per iteration, for the next set bit of
@@ -39,7 +41,7 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
     // base (a bit test per base left the lanes whose bit is clear idle
     // while the others added).
     size_t lo = t * chunk, hi = min(lo + chunk, n);
-    size_t w = lo >> 6, end = (hi + 63) >> 6;
+    size_t w = lo >> 6, end = lo < n ? (hi + 63) >> 6 : w;
     point_t acc;
     acc.inf();
     uint64_t m = 0;
@@ -55,7 +57,7 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
         affine_t p = bases[i];
         acc.add(p);
     }
-    partials[k * threads + t] = acc;
+    partials[k * slots + t] = acc;
 }
 
 // out[g] = sum of in[g*per_group .. (g+1)*per_group), as a Jacobian point.
@@ -87,14 +89,14 @@ __device__ __forceinline__ void reduce_groups(const point_t* in, size_t per_grou
 }
 
 extern "C" __global__ void g1_batch_add(const g1_affine_t* bases, const uint64_t* bitmaps, size_t words,
-                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t threads,
+                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t slots,
                                         g1_xyzz_t* partials) {
-    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, threads, partials);
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, partials);
 }
 extern "C" __global__ void g2_batch_add(const g2_affine_t* bases, const uint64_t* bitmaps, size_t words,
-                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t threads,
+                                        size_t first_word, size_t n, size_t chunk, size_t circuits, size_t slots,
                                         g2_xyzz_t* partials) {
-    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, threads, partials);
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, partials);
 }
 extern "C" __global__ void g1_reduce_groups(const g1_xyzz_t* in, size_t per_group, g1_jacobian_t* out) {
     reduce_groups(in, per_group, out);

@@ -7,10 +7,12 @@
 // t, unsigned and at most 2^(c-1); s = sum_w d_w * 2^(c*w). A point with
 // digit d goes to bucket |d| (1 .. 2^(c-1); d = 0 to none), negated when
 // d < 0: 2^(c-1) + 1 bucket slots per window, slot 0 unused.
-// Per window (driven by src/gpu/msm.rs):
-//   histogram of |digits| -> exclusive scan (bucket starts) -> scatter point
+// The histograms of |digits| of all windows in one pass; then per window
+// (driven by src/gpu/msm.rs):
+//   exclusive scan of its histogram (bucket starts) -> scatter point
 //   indices, with the digit's sign in bit 31, into bucket order (a counting
-//   sort) -> accumulate each bucket's points (balanced: each thread takes K
+//   sort; the bucket is kept only where an accumulation thread starts) ->
+//   accumulate each bucket's points (balanced: each thread takes K
 //   consecutive sorted points and hands runs that cross its range to merge
 //   levels and a fix-up pass) into that window's row of an all-windows
 //   bucket table.
@@ -71,13 +73,18 @@ extern "C" __global__ void msm_recode(fr_t* scalars, size_t n, unsigned c) {
     scalars[i] = v;
 }
 
-// counts[|d|] = points whose digit d in `window` is nonzero, by magnitude.
-extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
+// counts[w * nb + |d|] = points whose digit d in window w is nonzero, by
+// magnitude, for every window w in one pass: each scalar is read once (its
+// 32-byte sector stays in L1 across the windows), not once per window.
+extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsigned c, uint32_t nb,
                                          uint32_t* counts) {
     size_t i = global_tid();
     if (i >= n) return;
-    int32_t d = signed_digit(scalars + 8 * i, window, c);
-    if (d) atomicAdd(&counts[d < 0 ? -d : d], 1u);
+    const unsigned windows = msm_windows(c);
+    for (unsigned w = 0; w < windows; w++) {
+        int32_t d = signed_digit(scalars + 8 * i, w, c);
+        if (d) atomicAdd(&counts[(size_t)w * nb + (d < 0 ? -d : d)], 1u);
+    }
 }
 
 // The bucket scan: exclusive scan of counts[0..nb) into starts[0..nb] and
@@ -190,10 +197,12 @@ extern "C" __global__ void msm_scan_offsets(uint32_t* starts, uint32_t* cursors,
 }
 
 // The counting sort's scatter (after the bucket scan): point i with digit d != 0
-// goes to a position of bucket |d|, idx = i | (d < 0) << 31 (n < 2^31) and
-// key |d|.
+// goes to a position pos of bucket |d|, idx[pos] = i | (d < 0) << 31 (n <
+// 2^31). The accumulation's thread t starts at position t*K and needs only
+// the bucket there: thread_keys[t] = |d| where pos = t*K; it finds the
+// buckets after it from the starts, so no key per position is written.
 extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
-                                       uint32_t* cursors, uint32_t* idx, uint32_t* keys) {
+                                       uint32_t* cursors, uint32_t K, uint32_t* idx, uint32_t* thread_keys) {
     size_t i = global_tid();
     if (i >= n) return;
     int32_t d = signed_digit(scalars + 8 * i, window, c);
@@ -201,16 +210,18 @@ extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsign
     uint32_t mag = d < 0 ? (uint32_t)-d : (uint32_t)d;
     uint32_t pos = atomicAdd(&cursors[mag], 1u);
     idx[pos] = (uint32_t)i | ((uint32_t)(d < 0) << 31);
-    keys[pos] = mag;
+    if (pos % K == 0) thread_keys[pos / K] = mag;
 }
 
 // Thread t sums sorted positions [t*K, t*K+K) run by run: base idx[p] &
 // 0x7fffffff, subtracted where bit 31 of idx[p] is set (a negative digit; an
-// infinity base is a no-op either way). Its first run goes to heads[t], its
-// last (if different) to tails[t]; runs strictly inside are whole buckets
-// and are written straight to buckets[] (no other thread sees them).
+// infinity base is a no-op either way). The bucket at t*K is thread_keys[t]
+// (the scatter's); a run ends where the next nonempty bucket starts
+// (starts[d + 1]). Its first run goes to heads[t], its last (if different)
+// to tails[t]; runs strictly inside are whole buckets and are written
+// straight to buckets[] (no other thread sees them).
 template<class affine_t, class point_t>
-__device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* keys,
+__device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys,
                                                const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
                                                point_t* buckets, point_t* heads, uint32_t* head_keys,
                                                point_t* tails, uint32_t* tail_keys) {
@@ -224,15 +235,16 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
     if (lo >= hi) return;
     point_t acc;
     acc.inf();
-    uint32_t cur = keys[lo];
+    uint32_t cur = thread_keys[t];
+    size_t end = starts[cur + 1];
     bool first = true;
     for (size_t p = lo; p < hi; p++) {
-        uint32_t k = keys[p];
-        if (k != cur) {
+        if (p >= end) {
             if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
             else buckets[cur] = acc;
             acc.inf();
-            cur = k;
+            // The next nonempty bucket: p < total = starts[nb], so cur < nb - 1 here.
+            do { end = starts[++cur + 1]; } while (end <= p);
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
@@ -358,13 +370,25 @@ __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint
     out[t] = sum;
 }
 
+// dst[i] = src[pos[i]] for i < n, points of `words` u64 words each: the
+// bases of a tail MSM gathered from the resident key on the device. One
+// thread per word, so a warp copies consecutive words of a point.
+extern "C" __global__ void gather_points(const uint64_t* src, const uint32_t* pos, size_t n, unsigned words,
+                                         uint64_t* dst) {
+    size_t t = global_tid();
+    if (t >= n * words) return;
+    size_t i = t / words, w = t % words;
+    dst[t] = src[(size_t)pos[i] * words + w];
+}
+
 // The point kernels per group.
 #define MSM_POINT_KERNELS(G)                                                                                      \
     extern "C" __global__ void msm_accumulate_##G(                                                                \
-        const G##_affine_t* bases, const uint32_t* idx, const uint32_t* keys, const uint32_t* starts, uint32_t nb, \
-        uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads, uint32_t* head_keys,                  \
+        const G##_affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys, const uint32_t* starts,       \
+        uint32_t nb, uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads, uint32_t* head_keys,     \
         G##_xyzz_t* tails, uint32_t* tail_keys) {                                                                 \
-        msm_accumulate(bases, idx, keys, starts, nb, K, threads, buckets, heads, head_keys, tails, tail_keys);    \
+        msm_accumulate(bases, idx, thread_keys, starts, nb, K, threads, buckets, heads, head_keys, tails,          \
+                       tail_keys);                                                                                \
     }                                                                                                             \
     extern "C" __global__ void msm_merge_partials_##G(                                                            \
         const G##_xyzz_t* heads, const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys,  \

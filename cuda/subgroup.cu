@@ -63,16 +63,17 @@ extern "C" __global__ void bucket_histogram(const uint32_t* keys, size_t n, uint
 }
 
 // The counting sort's scatter (after the bucket scan): points of bucket d ≥ 1 go to
-// positions [starts[d], starts[d+1]) in any order.
-extern "C" __global__ void bucket_scatter(const uint32_t* keys, size_t n, uint32_t* cursors, uint32_t* idx,
-                                          uint32_t* sorted_keys) {
+// positions [starts[d], starts[d+1]) in any order; thread_keys[t] is the
+// bucket at position t*K (see msm_scatter).
+extern "C" __global__ void bucket_scatter(const uint32_t* keys, size_t n, uint32_t* cursors, uint32_t K,
+                                          uint32_t* idx, uint32_t* thread_keys) {
     size_t i = global_tid();
     if (i >= n) return;
     uint32_t d = keys[i];
     if (!d) return;
     uint32_t pos = atomicAdd(&cursors[d], 1u);
     idx[pos] = (uint32_t)i;
-    sorted_keys[pos] = d;
+    if (pos % K == 0) thread_keys[pos / K] = d;
 }
 
 // total[i] += part[i] for i < n (a chunk's bucket table into the vector's).

@@ -62,8 +62,8 @@ fn bases(n: usize) -> Vec<G1Affine> {
 
 fn profile(p: &MsmProfile) -> String {
     format!(
-        "profile ms: convert {:.1}, sort {:.1}, accumulate {:.1}, fixup {:.1}, segments {:.1}, reduce {:.1}",
-        p.convert_ms, p.sort_ms, p.accumulate_ms, p.fixup_ms, p.segments_ms, p.reduce_ms
+        "profile ms: convert {:.1}, histogram {:.1}, sort {:.1}, accumulate {:.1}, fixup {:.1}, segments {:.1}, reduce {:.1}",
+        p.convert_ms, p.histogram_ms, p.sort_ms, p.accumulate_ms, p.fixup_ms, p.segments_ms, p.reduce_ms
     )
 }
 

@@ -89,6 +89,16 @@ pub trait Compute: Sync {
         scalars.iter().map(|s| self.msm::<G>(bases, s)).collect()
     }
 
+    /// [`Compute::msm_many`] over the bases at `positions` of `bases` (a
+    /// split plan's tail): `gathered[t]` is `bases[positions[t]]`, and each of
+    /// `scalars` is `positions.len()` long. A device backend holding `bases`
+    /// gathers the tail's bases there instead of uploading `gathered`.
+    /// Default: [`Compute::msm_many`] over `gathered`.
+    fn msm_many_at<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+        let _ = (bases, positions);
+        self.msm_many::<G>(gathered, scalars)
+    }
+
     /// Σ of the bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).
     fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective>;
 

@@ -271,6 +271,16 @@ fn gpu_batch_addition_matches_cpu() {
         assert_eq!(gpu.compute().batch_add::<G2>(&g2, &bitmap).unwrap(), want2, "G2 batch addition 2^{lg} - 7");
         eprintln!("batch addition 2^{lg} - 7: G1 and G2 match");
     }
+    // 1,001 threads of 64 bases, reduced in 256 groups for one circuit (85
+    // each for three): the slots past the threads hold the identity.
+    let n = 1000 * 64 + 5;
+    let bases = random_bases(n, s + 60);
+    let bitmaps: Vec<Vec<u64>> = (0..3).map(|_| (0..n.div_ceil(64)).map(|_| rng.gen()).collect()).collect();
+    let views: Vec<&[u64]> = bitmaps.iter().map(Vec::as_slice).collect();
+    let want: Vec<G1Projective> = views.iter().map(|b| cpu_msm::batch_add::<cpu_msm::G1>(&bases, b)).collect();
+    assert_eq!(gpu.compute().batch_add::<G1>(&bases, views[0]).unwrap(), want[0], "G1 batch addition of {n} bases, padded slots");
+    assert_eq!(gpu.compute().batch_add_many::<G1>(&bases, &views).unwrap(), want, "G1 batch additions of 3 circuits over {n} bases, padded slots");
+    eprintln!("batch addition of {n} bases with padded reduction slots, 1 and 3 circuits: match");
     // Every bit set on one repeated base: doublings all the way.
     let same = vec![random_g2_bases(1, s + 77)[0]; 1000];
     let all = vec![u64::MAX; 1000usize.div_ceil(64)];

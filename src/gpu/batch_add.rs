@@ -10,8 +10,16 @@ use super::exec::{grid, Exec};
 use super::msm::{chunk_buffers_bytes, chunk_points, chunked_fold, reduce, DeviceGroup};
 use crate::error::Result;
 
-/// Points per batch-addition thread.
-const BATCH_CHUNK: usize = 256;
+/// Partial sums a pass aims for over all its circuits: about five waves of
+/// the H200's 132 SMs at the kernels' occupancy (two or three blocks of 128
+/// per SM), so that a one-circuit pass fills the device as a 16-circuit
+/// pass does.
+const TARGET_SLOTS: usize = 1 << 18;
+
+/// Reduction blocks per chunk over all circuits of a pass: each circuit's
+/// partial sums are reduced in `REDUCE_BLOCKS / circuits` groups (on one
+/// block each), not all by one block, and the host adds the groups' sums.
+const REDUCE_BLOCKS: usize = 256;
 
 /// The most circuits one pass sums: a call with more makes several passes,
 /// so that a pass's bitmaps and partial sums stay bounded
@@ -40,9 +48,37 @@ pub fn batch_add_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: 
     Ok(out)
 }
 
-/// Per-circuit partial-sum slots of one chunk of `len` bases.
-fn threads_for(len: usize) -> usize {
-    len.div_ceil(BATCH_CHUNK)
+/// How one chunk of `len` bases is cut for `circuits` circuits: bases per
+/// thread (a multiple of 64, 64 to 256, so that each circuit has about
+/// [`TARGET_SLOTS`] / `circuits` threads), threads per circuit, reduction
+/// groups per circuit, and partial-sum slots per circuit (the threads
+/// rounded up to whole groups; the kernel writes the identity past them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    chunk: usize,
+    threads: usize,
+    groups: usize,
+    slots: usize,
+}
+
+impl Layout {
+    fn new(len: usize, circuits: usize) -> Layout {
+        let chunk = (len * circuits / TARGET_SLOTS / 64 * 64).clamp(64, 256);
+        let threads = len.div_ceil(chunk);
+        let groups = (REDUCE_BLOCKS / circuits).clamp(1, threads.max(1));
+        Layout { chunk, threads, groups, slots: threads.div_ceil(groups) * groups }
+    }
+
+    /// The layout with the most slots among the chunks of `n` bases cut in
+    /// chunks of `chunk_points` (all full but the last; slots do not grow
+    /// monotonically with the length, as bases per thread step up by 64).
+    fn widest(n: usize, chunk_points: usize, circuits: usize) -> Layout {
+        let full = Layout::new(n.min(chunk_points), circuits);
+        match n % chunk_points {
+            r if r != 0 && n > chunk_points => std::cmp::max_by_key(full, Layout::new(r, circuits), |l| l.slots),
+            _ => full,
+        }
+    }
 }
 
 fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
@@ -53,8 +89,8 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
     let host: Vec<u64> = bitmaps.iter().flat_map(|b| b[..words].iter().copied()).collect();
     let d_bits = gpu.upload(&host, "upload batch-add bitmaps")?;
     drop(host);
-    let max_threads = threads_for(n.min(chunk_points::<G>(gpu.settings.gpu_chunk)));
-    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * max_threads * circuits, "alloc batch-add partials")?;
+    let most = Layout::widest(n, chunk_points::<G>(gpu.settings.gpu_chunk), circuits);
+    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * most.slots * circuits, "alloc batch-add partials")?;
     let init = vec![G::Projective::identity(); circuits];
     chunked_fold::<G, _>(
         gpu,
@@ -63,18 +99,20 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
         chunk_points::<G>(gpu.settings.gpu_chunk),
         init,
         |d_bases, first, len| {
-            let threads = threads_for(len);
+            let Layout { chunk, groups, slots, .. } = Layout::new(len, circuits);
+            assert!(slots <= most.slots, "batch add: {slots} slots past the {} allocated", most.slots);
             let first_word = first / 64;
             let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
-            b.arg(d_bases).arg(&d_bits).arg(&words).arg(&first_word).arg(&len).arg(&BATCH_CHUNK);
-            b.arg(&circuits).arg(&threads).arg(&mut partials);
+            b.arg(d_bases).arg(&d_bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
+            b.arg(&circuits).arg(&slots).arg(&mut partials);
             // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
-            // size_t n, size_t chunk, size_t circuits, size_t threads, xyzz_t*): the kernel
-            // returns early past circuits × threads ≤ circuits × max_threads slots; circuit
+            // size_t n, size_t chunk, size_t circuits, size_t slots, xyzz_t*): the kernel
+            // returns early past circuits × slots ≤ circuits × most.slots partials; circuit
             // k reads words [k·words + first_word, k·words + (first + len)/64], inside
             // d_bits (first is a multiple of 64, first + len ≤ n).
-            unsafe { b.launch(grid(threads * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
-            reduce::<G>(gpu, &partials, threads, circuits)
+            unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
+            let sums = reduce::<G>(gpu, &partials, slots / groups, circuits * groups)?;
+            Ok(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect::<Vec<G::Projective>>())
         },
         |acc, part| acc.iter_mut().zip(part).for_each(|(a, p)| *a += p),
     )
@@ -82,9 +120,54 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
 
 /// Device bytes [`batch_add_many`] holds at once for `n` bases and up to
 /// `circuits` circuits per pass: the bitmaps, the chunk buffers, the partial
-/// sums and the reduced points.
+/// sums and the reduced points (the most over passes of 1 to `circuits`
+/// circuits: threads per circuit shrink as circuits grow).
 pub fn batch_add_bytes<G: DeviceGroup>(n: usize, circuits: usize, chunk_bytes: usize) -> usize {
     let k = circuits.clamp(1, PASS_CIRCUITS);
-    let threads = threads_for(n.min(chunk_points::<G>(chunk_bytes)));
-    k * 8 * n.div_ceil(64) + chunk_buffers_bytes::<G>(n, chunk_bytes) + k * 8 * G::XYZZ_WORDS * threads + k * 8 * G::JAC_WORDS
+    let sums = (1..=k)
+        .map(|c| {
+            let l = Layout::widest(n, chunk_points::<G>(chunk_bytes), c);
+            c * 8 * (G::XYZZ_WORDS * l.slots + G::JAC_WORDS * l.groups)
+        })
+        .max()
+        .unwrap_or(0);
+    k * 8 * n.div_ceil(64) + chunk_buffers_bytes::<G>(n, chunk_bytes) + sums
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each chunk's layout: bases per thread a multiple of 64 in 64..=256,
+    /// every base in a thread, whole reduction groups, about TARGET_SLOTS
+    /// partial sums per pass where the chunk is long enough, and the widest
+    /// layout of a vector covering each of its chunks' (one buffer serves them).
+    #[test]
+    fn layouts_cover_the_chunk_in_whole_groups() {
+        for circuits in 1..=PASS_CIRCUITS {
+            for len in [1usize, 63, 64, 65, 1000, 1 << 16, (1 << 20) + 64, 127 << 18, 1 << 22, 1 << 23] {
+                let l = Layout::new(len, circuits);
+                assert!(l.chunk % 64 == 0 && (64..=256).contains(&l.chunk), "{l:?}");
+                assert!(l.threads * l.chunk >= len && (l.threads - 1) * l.chunk < len, "{len}: {l:?}");
+                assert!(l.slots % l.groups == 0 && l.slots >= l.threads && l.slots - l.threads < l.groups, "{l:?}");
+                assert!(l.groups * circuits <= REDUCE_BLOCKS.max(circuits), "{l:?}");
+                if len * circuits >= 256 * TARGET_SLOTS {
+                    assert_eq!(l.chunk, 256, "{len} × {circuits}");
+                } else if len * circuits >= 64 * TARGET_SLOTS {
+                    assert!(l.threads * circuits >= TARGET_SLOTS / 2, "{len} × {circuits}: {l:?}");
+                }
+            }
+            let chunk = 1 << 23;
+            for n in [1usize, 1000, chunk, chunk + 1, 2 * chunk + (127 << 18), 130_169_893] {
+                let widest = Layout::widest(n, chunk, circuits);
+                for first in (0..n).step_by(chunk) {
+                    let l = Layout::new(chunk.min(n - first), circuits);
+                    assert!(l.slots <= widest.slots, "n {n} × {circuits}: chunk at {first} {l:?} past {widest:?}");
+                }
+            }
+        }
+        // A porep-32g L chunk (2^23 bases): 64 bases per thread alone, 256 with 10 circuits.
+        assert_eq!(Layout::new(1 << 23, 1).chunk, 64);
+        assert_eq!(Layout::new(1 << 23, 10).chunk, 256);
+    }
 }

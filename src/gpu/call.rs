@@ -198,6 +198,12 @@ impl Compute for Exec {
         }
         msm::msm_many::<G>(self, bases, scalars)
     }
+    fn msm_many_at<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+        if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
+            return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(gathered, s)).collect());
+        }
+        msm::msm_many_at::<G>(self, bases, positions, gathered, scalars)
+    }
     fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
         batch_add::batch_add::<G>(self, bases, bitmap)
     }

@@ -65,6 +65,7 @@ kernels! {
     MsmFixupG2 = "msm_fixup_g2",
     MsmBucketSegmentsG1 = "msm_bucket_segments_g1",
     MsmBucketSegmentsG2 = "msm_bucket_segments_g2",
+    GatherPoints = "gather_points",
     SubgroupBucketKeys = "subgroup_bucket_keys",
     BucketHistogram = "bucket_histogram",
     BucketScatter = "bucket_scatter",

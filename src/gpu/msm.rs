@@ -104,9 +104,11 @@ impl Levels {
 const SCAN_TILE: u32 = 8192;
 const SCAN_THREADS: u32 = 1024;
 
-/// The counting sort of up to `n` points into `buckets` buckets: a
-/// histogram into `counts` (filled by the caller's kernel), [`SortBuffers::scan`],
-/// then a scatter through `cursors` into `idx`/`keys` (the caller's kernel).
+/// The counting sort of up to `n` points into `buckets` buckets: histograms
+/// into `counts` (`rows` of `buckets` counters, one per sort, filled by the
+/// caller's kernel), [`SortBuffers::scan`] of one row, then a scatter
+/// through `cursors` into `idx`/`thread_keys` (the caller's kernel), for
+/// accumulation threads of `k` sorted points.
 pub(crate) struct SortBuffers {
     pub counts: CudaSlice<u32>,
     pub starts: CudaSlice<u32>,
@@ -115,7 +117,8 @@ pub(crate) struct SortBuffers {
     /// points, so the merge levels run (else they return at once).
     pub big: CudaSlice<u32>,
     pub idx: CudaSlice<u32>,
-    pub keys: CudaSlice<u32>,
+    /// The bucket at sorted position t·k, for each accumulation thread t.
+    pub thread_keys: CudaSlice<u32>,
     /// Per scan tile ([`SCAN_TILE`] counts): its total, then its offset;
     /// and its largest count.
     tile_sums: CudaSlice<u32>,
@@ -130,34 +133,37 @@ impl SortBuffers {
     }
 
     /// Device bytes of [`SortBuffers::alloc`].
-    pub(crate) fn bytes(n: usize, buckets: u32) -> usize {
-        4 * (3 * buckets as usize + 2 + 2 * n + 2 * Self::tiles(buckets) as usize)
+    pub(crate) fn bytes(n: usize, buckets: u32, k: u32, rows: u32) -> usize {
+        4 * ((rows as usize + 2) * buckets as usize + 2 + n + n.div_ceil(k as usize) + 2 * Self::tiles(buckets) as usize)
     }
 
-    pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32) -> Result<Self> {
+    pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32, k: u32, rows: u32) -> Result<Self> {
         let tiles = Self::tiles(buckets) as usize;
         Ok(SortBuffers {
-            counts: gpu.zeros::<u32>(buckets as usize, "alloc counts")?,
+            counts: gpu.zeros::<u32>(rows as usize * buckets as usize, "alloc counts")?,
             starts: gpu.zeros::<u32>(buckets as usize + 1, "alloc starts")?,
             cursors: gpu.zeros::<u32>(buckets as usize, "alloc cursors")?,
             big: gpu.zeros::<u32>(1, "alloc merge flag")?,
             idx: gpu.zeros::<u32>(n, "alloc indices")?,
-            keys: gpu.zeros::<u32>(n, "alloc keys")?,
+            thread_keys: gpu.zeros::<u32>(n.div_ceil(k as usize), "alloc thread keys")?,
             tile_sums: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
             tile_max: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
             buckets,
         })
     }
 
-    /// Bucket starts and scatter cursors from the counts, and the merge flag
-    /// for accumulation threads of `k` points: the tiles' scans, their
-    /// totals' scan, the tiles' offsets (cuda/msm.cu, the bucket scan).
-    pub(crate) fn scan(&mut self, gpu: &Exec, k: u32) -> Result<()> {
+    /// Bucket starts and scatter cursors from row `row` of the counts, and
+    /// the merge flag for accumulation threads of `k` points: the tiles'
+    /// scans, their totals' scan, the tiles' offsets (cuda/msm.cu, the
+    /// bucket scan).
+    pub(crate) fn scan(&mut self, gpu: &Exec, k: u32, row: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
         let tiles = Self::tiles(self.buckets);
+        let nb = self.buckets as usize;
+        let counts = self.counts.slice(row as usize * nb..(row as usize + 1) * nb);
         let blocks = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
         let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanTiles));
-        l.arg(&self.counts).arg(&mut self.starts).arg(&self.buckets).arg(&mut self.tile_sums).arg(&mut self.tile_max);
+        l.arg(&counts).arg(&mut self.starts).arg(&self.buckets).arg(&mut self.tile_sums).arg(&mut self.tile_max);
         // SAFETY: (const uint32_t*, uint32_t*, uint32_t, uint32_t*, uint32_t*); one block per
         // tile of SCAN_TILE counts (reads below `buckets` only), `tiles` sums and maxima.
         unsafe { l.launch(blocks(tiles)) }.map_err(cuda_err("msm_scan_tiles"))?;
@@ -174,20 +180,21 @@ impl SortBuffers {
     }
 
     pub(crate) fn sorted(&self) -> Sorted<'_> {
-        Sorted { idx: &self.idx, keys: &self.keys, starts: &self.starts, big: &self.big, buckets: self.buckets }
+        Sorted { idx: &self.idx, thread_keys: &self.thread_keys, starts: &self.starts, big: &self.big, buckets: self.buckets }
     }
 }
 
 /// Bases sorted by bucket (a counting sort on the device): the low 31 bits
 /// of `idx[p]` are the base at sorted position p, bit 31 set where it is
 /// subtracted (the MSM's negative digits; the subgroup check never sets
-/// it), and `keys[p]` its bucket (1 ≤ key < `buckets`; bucket 0 is never
-/// listed), `starts[d]` the first position of bucket d
+/// it), `thread_keys[t]` the bucket at position t·k for accumulation
+/// threads of k points (1 ≤ key < `buckets`; bucket 0 is never listed),
+/// `starts[d]` the first position of bucket d
 /// (`starts[buckets]` the total), `big` the scan's flag (some bucket holds
 /// more than MERGE_ABOVE_PARTIALS · K points).
 pub(crate) struct Sorted<'a> {
     pub idx: &'a CudaSlice<u32>,
-    pub keys: &'a CudaSlice<u32>,
+    pub thread_keys: &'a CudaSlice<u32>,
     pub starts: &'a CudaSlice<u32>,
     pub big: &'a CudaSlice<u32>,
     pub buckets: u32,
@@ -210,7 +217,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     bucket_row: &mut CudaViewMut<'_, u64>,
     mark: &mut impl FnMut(fn(&mut MsmProfile) -> &mut f64) -> Result<()>,
 ) -> Result<()> {
-    let Sorted { idx, keys, starts, big, buckets: nb } = *sorted;
+    let Sorted { idx, thread_keys, starts, big, buckets: nb } = *sorted;
     let block = levels.block;
     let levels = &mut levels.parts;
     let padded_threads = threads.div_ceil(block as usize) * block as usize;
@@ -219,7 +226,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     let mut l = gpu.stream.launch_builder(gpu.kernel(G::ACCUMULATE));
     l.arg(d_bases)
         .arg(idx)
-        .arg(keys)
+        .arg(thread_keys)
         .arg(starts)
         .arg(&nb)
         .arg(&k)
@@ -461,48 +468,118 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
     if bases.is_empty() || scalars.is_empty() {
         return Ok(zero);
     }
-    // With several circuits, each one's scalars go up on a stream of their
-    // own into two buffers in turn (made once for all chunks of bases), so
-    // circuit j+1's copy runs while circuit j's MSM computes (cudarc's events
-    // order each copy after the kernels that last used its buffer, and the
-    // MSM after its copy), and the window sums come back once every MSM of
-    // the chunk is enqueued: the device does not wait for the host between
-    // them.
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-    let mut ring = if scalars.len() > 1 {
-        let upload = gpu.gpu.new_stream()?;
-        let words = 4 * bases.len().min(chunk);
-        let mut bufs = Vec::with_capacity(2);
-        for _ in 0..2 {
-            // SAFETY: each circuit's copy below writes the words its MSM reads.
-            bufs.push(unsafe { gpu.alloc_padded_on::<u64>(&upload, words, words, "alloc MSM scalars") }?);
-        }
-        Some((upload, bufs))
-    } else {
-        None
+    let mut many = ManyScalars::new(gpu, scalars, bases.len().min(chunk))?;
+    chunked_fold::<G, Vec<G::Projective>>(gpu, bases, "upload MSM bases", chunk, zero, |d_bases, first, len| many.run::<G>(gpu, d_bases, first, len), |acc, part| add_each::<G>(acc, part))
+}
+
+/// [`msm_many`] over the bases at `positions` of `bases` (the tail MSMs of
+/// split plans): `gathered[t]` is `bases[positions[t]]`, and each of
+/// `scalars` is `positions.len()` long. Where `bases` is part of the resident
+/// key, the tail's bases are gathered from it on the device (only the
+/// positions go up, 4 bytes per point instead of 96 or 192); otherwise
+/// `gathered` is uploaded as [`msm_many`] does.
+pub fn msm_many_at<G: DeviceGroup>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    positions: &[u32],
+    gathered: &[G::Affine],
+    scalars: &[&[Scalar]],
+) -> Result<Vec<G::Projective>> {
+    assert_eq!(positions.len(), gathered.len(), "msm_many_at: positions vs gathered bases");
+    assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at: a position past the bases");
+    let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
+    let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
+        return msm_many::<G>(gpu, gathered, scalars);
     };
-    chunked_fold::<G, Vec<G::Projective>>(
-        gpu,
-        bases,
-        "upload MSM bases",
-        chunk,
-        zero,
-        |d_bases, first, len| {
-            let tuning = MsmTuning::for_points(len);
-            let Some((upload, bufs)) = ring.as_mut() else {
-                let mut d = gpu.upload(limbs(&scalars[0][first..first + len]), "upload MSM scalars")?;
-                return Ok(vec![msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?]);
-            };
-            let mut pending = Vec::with_capacity(scalars.len());
-            for (j, s) in scalars.iter().enumerate() {
-                let mut d = bufs[j % 2].slice_mut(..4 * len);
-                upload.memcpy_htod(limbs(&s[first..first + len]), &mut d).map_err(cuda_err("upload MSM scalars"))?;
-                pending.push(msm_enqueue::<G>(gpu, d_bases, len, &mut d, tuning, None)?);
+    assert!(scalars.iter().all(|s| s.len() == positions.len()), "msm_many_at: positions vs scalars");
+    let n = positions.len();
+    let zero = vec![G::Projective::identity(); scalars.len()];
+    if n == 0 || scalars.is_empty() {
+        return Ok(zero);
+    }
+    let words = G::Affine::WORDS;
+    let point_words = words as u32;
+    let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+    let most = n.min(chunk);
+    let mut many = ManyScalars::new(gpu, scalars, most)?;
+    let mut d_pos = gpu.zeros::<u32>(most, "alloc tail positions")?;
+    let mut d_bases = gpu.zeros::<u64>(words * most, "alloc tail bases")?;
+    let run = (|| {
+        let mut acc = zero;
+        for first in (0..n).step_by(chunk) {
+            let len = chunk.min(n - first);
+            gpu.stream.memcpy_htod(&positions[first..first + len], &mut d_pos.slice_mut(..len)).map_err(cuda_err("upload tail positions"))?;
+            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::GatherPoints));
+            l.arg(&view).arg(&d_pos).arg(&len).arg(&point_words).arg(&mut d_bases);
+            // SAFETY: (const uint64_t*, const uint32_t*, size_t n, unsigned words, uint64_t*):
+            // len ≤ most positions, each < bases.len() (asserted), so every read is
+            // inside the key's view of `bases` and the len·words writes inside d_bases.
+            unsafe { l.launch(grid(len * words)) }.map_err(cuda_err("gather_points"))?;
+            add_each::<G>(&mut acc, many.run::<G>(gpu, &d_bases.slice(..words * len), first, len)?);
+        }
+        Ok(acc)
+    })();
+    // The key is held until the gathers are done: each chunk's MSMs end
+    // with downloads, which wait for this call's stream; after an error,
+    // kernels may still be queued, so wait for them here.
+    if run.is_err() {
+        let _ = gpu.stream.synchronize();
+    }
+    run
+}
+
+fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {
+    acc.iter_mut().zip(part).for_each(|(a, p)| *a += p)
+}
+
+/// The circuits' scalars of [`msm_many`], put on the device a chunk of
+/// bases at a time. With several circuits, each one's scalars go up on a
+/// stream of their own into two buffers in turn (made once for all chunks of
+/// bases), so circuit j+1's copy runs while circuit j's MSM computes
+/// (cudarc's events order each copy after the kernels that last used its
+/// buffer, and the MSM after its copy), and the window sums come back once
+/// every MSM of the chunk is enqueued: the device does not wait for the host
+/// between them.
+struct ManyScalars<'s> {
+    scalars: &'s [&'s [Scalar]],
+    ring: Option<(std::sync::Arc<cudarc::driver::CudaStream>, Vec<CudaSlice<u64>>)>,
+}
+
+impl<'s> ManyScalars<'s> {
+    /// For chunks of up to `most` bases.
+    fn new(gpu: &Exec, scalars: &'s [&'s [Scalar]], most: usize) -> Result<Self> {
+        let ring = if scalars.len() > 1 {
+            let upload = gpu.gpu.new_stream()?;
+            let words = 4 * most;
+            let mut bufs = Vec::with_capacity(2);
+            for _ in 0..2 {
+                // SAFETY: each circuit's copy in `run` writes the words its MSM reads.
+                bufs.push(unsafe { gpu.alloc_padded_on::<u64>(&upload, words, words, "alloc MSM scalars") }?);
             }
-            pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
-        },
-        |acc, part| acc.iter_mut().zip(part).for_each(|(a, p)| *a += p),
-    )
+            Some((upload, bufs))
+        } else {
+            None
+        };
+        Ok(ManyScalars { scalars, ring })
+    }
+
+    /// Every circuit's MSM over the chunk of `len` bases at `d_bases`
+    /// (positions `first..first + len` of the scalars).
+    fn run<G: DeviceGroup>(&mut self, gpu: &Exec, d_bases: &CudaView<'_, u64>, first: usize, len: usize) -> Result<Vec<G::Projective>> {
+        let tuning = MsmTuning::for_points(len);
+        let Some((upload, bufs)) = self.ring.as_mut() else {
+            let mut d = gpu.upload(limbs(&self.scalars[0][first..first + len]), "upload MSM scalars")?;
+            return Ok(vec![msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?]);
+        };
+        let mut pending = Vec::with_capacity(self.scalars.len());
+        for (j, s) in self.scalars.iter().enumerate() {
+            let mut d = bufs[j % 2].slice_mut(..4 * len);
+            upload.memcpy_htod(limbs(&s[first..first + len]), &mut d).map_err(cuda_err("upload MSM scalars"))?;
+            pending.push(msm_enqueue::<G>(gpu, d_bases, len, &mut d, tuning, None)?);
+        }
+        pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
+    }
 }
 
 /// Σ scalars[i]·bases[i] for i < bases.len(), the scalars already on the
@@ -530,7 +607,7 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
     let MsmTuning { points_per_thread: k, block, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows() as usize);
     let segments = (nb - 1).div_ceil(SEGMENT) as usize;
-    SortBuffers::bytes(n, nb)
+    SortBuffers::bytes(n, nb, k, windows as u32)
         + 8 * G::XYZZ_WORDS * nb as usize * windows
         + Levels::bytes::<G>(n.div_ceil(k as usize), block)
         + 8 * G::XYZZ_WORDS * windows * segments
@@ -616,7 +693,7 @@ fn msm_enqueue<G: DeviceGroup>(
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("msm_recode"))?;
     mark(|p| &mut p.convert_ms)?;
 
-    let mut sort = SortBuffers::alloc(gpu, n, nb)?;
+    let mut sort = SortBuffers::alloc(gpu, n, nb, k, windows)?;
     // Row w holds window w's buckets (zeroed once: every bucket is written by
     // its window's accumulation or stays the identity).
     let row = G::XYZZ_WORDS * nb as usize;
@@ -626,18 +703,22 @@ fn msm_enqueue<G: DeviceGroup>(
     let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
     let seg_cfg = grid((windows * segments) as usize);
 
+    gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
+    let scalars = d_scalars.as_view();
+    let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmHistogram));
+    l.arg(&scalars).arg(&n).arg(&c).arg(&nb).arg(&mut sort.counts);
+    // SAFETY: (const uint32_t*, size_t, unsigned, uint32_t nb, uint32_t*); n scalars,
+    // windows rows of nb counters.
+    unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
+    mark(|p| &mut p.histogram_ms)?;
+
     for w in 0..windows {
-        gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
         let scalars = d_scalars.as_view();
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmHistogram));
-        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.counts);
-        // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*); n scalars, nb counters.
-        unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
-        sort.scan(gpu, k)?;
+        sort.scan(gpu, k, w)?;
         let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScatter));
-        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
-        // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t*, uint32_t*);
-        // at most n positions are written.
+        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&k).arg(&mut sort.idx).arg(&mut sort.thread_keys);
+        // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t K, uint32_t*,
+        // uint32_t*); at most n positions and ceil(n / k) thread keys are written.
         unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
         mark(|p| &mut p.sort_ms)?;
 

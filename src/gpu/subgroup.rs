@@ -25,12 +25,13 @@ pub const MAX_CHUNK: usize = 1 << 24;
 const MIN_CHUNK: usize = 1 << 16;
 
 /// Device bytes per point of a chunk: the base, its bucket, the sort's
-/// index and key, and its share of the partial sums (a head and a tail per
-/// accumulation thread of K points, and the merge levels' ping-pong
-/// buffers, about a third as many again: counted as half).
+/// index, and its share of the per-thread entries (the bucket a thread
+/// starts at, a head and a tail per accumulation thread of K points, and
+/// the merge levels' ping-pong buffers, about a third as many again:
+/// counted as half).
 fn bytes_per_point<G: DeviceGroup>() -> usize {
     let partials = 2 * (8 * G::XYZZ_WORDS + 4);
-    8 * G::Affine::WORDS + 3 * 4 + (partials + partials / 2).div_ceil(POINTS_PER_THREAD as usize)
+    8 * G::Affine::WORDS + 2 * 4 + (partials + partials / 2 + 4).div_ceil(POINTS_PER_THREAD as usize)
 }
 
 /// The bucket sums Σ{points[i] : bucket(i, g) = b} for every group g <
@@ -74,7 +75,7 @@ pub fn bucket_sums<G: DeviceGroup>(
     let mut d_bases = gpu.zeros::<u64>(words * chunk, "alloc subgroup-check bases")?;
     let d_key = gpu.upload(key.as_slice(), "upload subgroup-check key")?;
     let mut bucket_of = gpu.zeros::<u32>(chunk, "alloc subgroup-check buckets")?;
-    let mut sort = SortBuffers::alloc(gpu, chunk, buckets)?;
+    let mut sort = SortBuffers::alloc(gpu, chunk, buckets, POINTS_PER_THREAD, 1)?;
     let threads = chunk.div_ceil(POINTS_PER_THREAD as usize);
     let mut levels = Levels::alloc::<G>(gpu, threads, BLOCK)?;
     let row = G::XYZZ_WORDS * buckets as usize;
@@ -103,10 +104,11 @@ pub fn bucket_sums<G: DeviceGroup>(
             l.arg(&bucket_of).arg(&m).arg(&mut sort.counts);
             // SAFETY: (const uint32_t*, size_t, uint32_t*); m keys < buckets counters.
             unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_histogram"))?;
-            sort.scan(gpu, POINTS_PER_THREAD)?;
+            sort.scan(gpu, POINTS_PER_THREAD, 0)?;
             let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::BucketScatter));
-            l.arg(&bucket_of).arg(&m).arg(&mut sort.cursors).arg(&mut sort.idx).arg(&mut sort.keys);
-            // SAFETY: (const uint32_t*, size_t, uint32_t*, uint32_t*, uint32_t*); at most m positions.
+            l.arg(&bucket_of).arg(&m).arg(&mut sort.cursors).arg(&POINTS_PER_THREAD).arg(&mut sort.idx).arg(&mut sort.thread_keys);
+            // SAFETY: (const uint32_t*, size_t, uint32_t*, uint32_t K, uint32_t*, uint32_t*); at
+            // most m positions and ceil(m / K) thread keys.
             unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_scatter"))?;
 
             let mut part_row = part.slice_mut(g * row..(g + 1) * row);

@@ -71,7 +71,9 @@ impl MsmTuning {
 pub struct MsmProfile {
     /// Scalars out of Montgomery form and recoded (msm_recode).
     pub convert_ms: f64,
-    /// Bucket sort: memsets, histogram, scan, scatter.
+    /// The histograms of every window's digits (one pass).
+    pub histogram_ms: f64,
+    /// Bucket sort per window: scan, scatter.
     pub sort_ms: f64,
     pub accumulate_ms: f64,
     /// Merge levels of the partial sums and the per-bucket fix-up.

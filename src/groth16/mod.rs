@@ -83,15 +83,16 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     /// The MSM parts of every circuit's sum (`aux`: the circuits' aux
     /// vectors): the tails, their scalars read from the witnesses now, or
     /// every base when the plan is not split; all circuits in one
-    /// [`Compute::msm_many`] (a device backend uploads the bases once for
-    /// all of them).
+    /// [`Compute::msm_many_at`] or [`Compute::msm_many`] (a device backend
+    /// puts the bases on the device once for all of them, the tail's
+    /// gathered from the resident key where it is).
     fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
         match &*self.plan {
-            plan @ MsmPlan::Split { .. } => {
+            plan @ MsmPlan::Split { tail, .. } => {
                 let t = std::time::Instant::now();
                 let tails = plan.tail_scalars_all(aux);
                 let gathered = t.elapsed();
-                let sums = compute.msm_many::<G>(&self.tail_bases, &slices(&tails));
+                let sums = compute.msm_many_at::<G>(self.bases, tail, &self.tail_bases, &slices(&tails));
                 tracing::debug!(
                     group = ?G::NAME,
                     points = self.tail_bases.len(),
