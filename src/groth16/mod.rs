@@ -81,25 +81,36 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     }
 
     /// The MSM parts of every circuit's sum (`aux`: the circuits' aux
-    /// vectors): the tails, their scalars read from the witnesses now, or
-    /// every base when the plan is not split; all circuits in one
-    /// [`Compute::msm_many_at`] or [`Compute::msm_many`] (a device backend
-    /// puts the bases on the device once for all of them, the tail's
-    /// gathered from the resident key where it is).
-    fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+    /// vectors): the tails, or every base when the plan is not split; all
+    /// circuits in one [`Compute::msm_many_at`] or [`Compute::msm_many`] (a
+    /// device backend puts the bases on the device once for all of them, the
+    /// tail's gathered from the resident key where it is). `tails`: the
+    /// tail's scalars of every circuit, gathered beforehand
+    /// ([`MsmPlan::tail_scalars_all`]); `None` reads them from the witnesses
+    /// now.
+    fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]], tails: Option<&Gathered>) -> Result<Vec<G::Projective>> {
         match &*self.plan {
             plan @ MsmPlan::Split { tail, .. } => {
                 let t = std::time::Instant::now();
-                let tails = plan.tail_scalars_all(aux);
-                let gathered = t.elapsed();
-                let sums = compute.msm_many_at::<G>(self.bases, tail, &self.tail_bases, &slices(&tails));
+                let now;
+                let gathered = match tails {
+                    Some(g) => g,
+                    None => {
+                        now = Gathered::of(plan, aux);
+                        &now
+                    }
+                };
+                let msm = std::time::Instant::now();
+                let sums = compute.msm_many_at::<G>(self.bases, tail, &self.tail_bases, &slices(&gathered.tails));
                 tracing::debug!(
                     group = ?G::NAME,
                     points = self.tail_bases.len(),
                     circuits = aux.len(),
-                    gather_ms = crate::log::round1(gathered.as_secs_f64() * 1e3),
-                    msm_ms = crate::log::round1((t.elapsed() - gathered).as_secs_f64() * 1e3),
-                    "tail MSMs: scalars gathered on the host, then the MSMs"
+                    gather_ms = crate::log::round1(gathered.took.as_secs_f64() * 1e3),
+                    beside = tails.is_some(),
+                    msm_ms = crate::log::round1(msm.elapsed().as_secs_f64() * 1e3),
+                    total_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
+                    "tail MSMs: scalars gathered on the host (beside the device's work, or in turn), then the MSMs"
                 );
                 sums
             }
@@ -214,7 +225,9 @@ impl G2Parts {
 }
 
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
-pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2Parts) -> Result<Vec<G2Projective>> {
+/// `b_tails`: B′'s tail scalars where [`g1_sums`] gathered them already;
+/// `None` reads them from the witnesses.
+pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2Parts, b_tails: Option<&Gathered>) -> Result<Vec<G2Projective>> {
     let circuits = plans.b_inp.len();
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
     let mut sums = if parts.batch_addition() {
@@ -224,7 +237,7 @@ pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2
     };
     if parts.msms() {
         let inputs = compute.msm_many::<G2>(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
-        let tails = plans.b2.msm_parts(compute, &plans.aux)?;
+        let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
         }
@@ -232,33 +245,67 @@ pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2
     Ok(sums)
 }
 
+/// One plan's tail scalars of every circuit ([`MsmPlan::tail_scalars_all`];
+/// empty vectors for a plain plan), and how long their gather took.
+pub struct Gathered {
+    tails: Vec<Vec<Scalar>>,
+    took: std::time::Duration,
+}
+
+impl Gathered {
+    fn of(plan: &MsmPlan, aux: &[&[Scalar]]) -> Gathered {
+        let t = std::time::Instant::now();
+        let tails = plan.tail_scalars_all(aux);
+        Gathered { tails, took: t.elapsed() }
+    }
+}
+
+/// What [`g1_sums`] returns: (L, A′, B′ in G1) of every circuit, and B′'s
+/// tail scalars, which B′ in G2 shares ([`g2_parts`]: its plan is B′'s).
+pub struct G1Sums {
+    pub sums: Vec<(G1Projective, G1Projective, G1Projective)>,
+    pub b_tails: Gathered,
+}
+
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
 /// circuits first, one pass over each base vector
-/// ([`Compute::batch_add_many`]), then each circuit's tails and input MSMs.
-/// Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`].
-pub fn g1_sums<C: Compute>(
-    compute: &C,
-    clock: &Clock,
-    srs: &Srs,
-    batch: &Batch<'_>,
-    plans: &Plans<'_>,
-) -> Result<Vec<(G1Projective, G1Projective, G1Projective)>> {
+/// ([`Compute::batch_add_many`]), then the input MSMs and each plan's
+/// tails. The tails' scalars are read from the witnesses on the host
+/// (random reads over each circuit's aux vector): a thread of its own
+/// gathers L's, A′'s, then B′'s while the device runs the batch additions
+/// and the tail MSMs before them. The handover is a rendezvous, so at most
+/// two plans' tails are on the host at once (the one in its MSM and the
+/// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
+/// latter includes any wait for a gather).
+pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
-    let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
-        Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
-    })?;
-    // Each base vector goes up once for all circuits (tails and input MSMs).
-    let (a_inp, b_inp, lt, at, bt) = clock.time(Step::Tails, || -> Result<_> {
-        let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
-        Ok((
-            compute.msm_many::<G1>(&srs.a[..num_inputs], &inputs)?,
-            compute.msm_many::<G1>(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?,
-            plans.l.msm_parts(compute, &plans.aux)?,
-            plans.a.msm_parts(compute, &plans.aux)?,
-            plans.b1.msm_parts(compute, &plans.aux)?,
-        ))
-    })?;
-    Ok((0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect())
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Gathered>(0);
+        scope.spawn(move || {
+            for plan in [&plans.l.plan, &plans.a.plan, &plans.b1.plan] {
+                // A failed step on the device drops the receiver: stop.
+                if tx.send(Gathered::of(plan, &plans.aux)).is_err() {
+                    break;
+                }
+            }
+        });
+        let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
+            Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
+        })?;
+        // Each base vector goes up once for all circuits (tails and input MSMs).
+        let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
+            let next = || rx.recv().map_err(|_| crate::error::Error::new(crate::error::code::EFAULT, "g1_sums: the tail-gather thread ended early"));
+            let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
+            let a_inp = compute.msm_many::<G1>(&srs.a[..num_inputs], &inputs)?;
+            let b_inp = compute.msm_many::<G1>(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
+            let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
+            let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
+            let b_tails = next()?;
+            Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&b_tails))?, b_tails)))
+        })?;
+        let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
+        Ok(G1Sums { sums, b_tails })
+    })
 }

@@ -98,7 +98,7 @@ pub fn prove<B: Backend + ?Sized>(
                 // its split-MSM preparation done, and (0) once its CPU G2 MSM
                 // ends (`curio-fork`; nothing otherwise).
                 let _throttle = crate::curio::cpu_g2_work();
-                in_cpu_pool(|| groth16::g2_parts(backend.compute(), srs, &plans, parts))
+                in_cpu_pool(|| groth16::g2_parts(backend.compute(), srs, &plans, parts, None))
             });
             clock.add(Step::G2, t.elapsed());
             g2
@@ -378,14 +378,14 @@ fn phase2<B: Backend + ?Sized>(
     tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
     let g1 = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans)?;
     let mut out: Vec<Intermediates> =
-        hs.into_iter().zip(g1).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
+        hs.into_iter().zip(g1.sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
     let placement = backend.placement();
     if placement.g2_batch_add == Place::Device {
-        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition))?;
+        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None))?;
         out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
     }
     if placement.g2_msm == Place::Device {
-        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms))?;
+        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms, Some(&g1.b_tails)))?;
         out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
     }
     Ok(out)
