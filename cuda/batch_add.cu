@@ -1,7 +1,9 @@
 // Batch addition (docs/ARCHITECTURE.md §4 split MSM) in G1 and G2: the sum of the bases
 // whose bit is set in a bitmap, for every circuit of a call in one pass over the
 // bases. Each thread sums a contiguous chunk for one circuit with mixed
-// additions; reduce_groups then folds the per-thread partial sums. The kernels are written once over the point types and instantiated per group.
+// additions, into a partial sum that stays on the device across the chunks
+// of bases; reduce_groups then folds the partial sums in groups. The
+// kernels are written once over the point types and instantiated per group.
 #include <cstddef>
 #include <cstdint>
 
@@ -23,16 +25,19 @@ static_assert(REDUCE_THREADS * sizeof(g2_xyzz_t) <= 48 * 1024, "reduce_groups sh
 // cache lines: the bases are read from device memory once per pass, not
 // once per circuit. Circuit k's bitmap starts at bitmaps + k * words; the
 // chunk's first point is bit 0 of word first_word (a chunk starts on a word).
-// partials[k * slots + t] = sum of bases[i], i in chunk t, bit i set for k;
-// the identity for chunks t past the bases (slots ≥ ceil(n / chunk): the
-// reduction sums each circuit's slots in equal groups).
+// partials[k * slots + t] = sum of bases[i], i in chunk t, bit i set for k
+// (slots ≥ ceil(n / chunk): the reduction sums each circuit's slots in
+// equal groups). With `add`, the sum is added to what the slot holds (the
+// previous chunks of bases: the partial sums stay on the device until the
+// last chunk, then one reduction); without, the slot is overwritten, with
+// the identity for chunks t past the bases.
 template<class affine_t, class point_t>
 __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t* bitmaps, size_t words,
                                           size_t first_word, size_t n, size_t chunk, size_t circuits,
-                                          size_t slots, point_t* partials) {
+                                          size_t slots, unsigned add, point_t* partials) {
     size_t g = global_tid();
     size_t t = g / circuits, k = g % circuits;
-    if (t >= slots) return;
+    if (t >= slots || (add && t * chunk >= n)) return;
     const uint64_t* bitmap = bitmaps + k * words + first_word;
     // The chunk's words [w, end) (chunk is a multiple of 64; the last word
     // is masked at n). One addition per iteration, for the next set bit of
@@ -56,6 +61,10 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
         m &= m - 1;
         affine_t p = bases[i];
         acc.add(p);
+    }
+    if (add) {
+        point_t prev = partials[k * slots + t];
+        acc.add(prev);
     }
     partials[k * slots + t] = acc;
 }
@@ -90,13 +99,13 @@ __device__ __forceinline__ void reduce_groups(const point_t* in, size_t per_grou
 
 extern "C" __global__ void g1_batch_add(const g1_affine_t* bases, const uint64_t* bitmaps, size_t words,
                                         size_t first_word, size_t n, size_t chunk, size_t circuits, size_t slots,
-                                        g1_xyzz_t* partials) {
-    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, partials);
+                                        unsigned add, g1_xyzz_t* partials) {
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, add, partials);
 }
 extern "C" __global__ void g2_batch_add(const g2_affine_t* bases, const uint64_t* bitmaps, size_t words,
                                         size_t first_word, size_t n, size_t chunk, size_t circuits, size_t slots,
-                                        g2_xyzz_t* partials) {
-    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, partials);
+                                        unsigned add, g2_xyzz_t* partials) {
+    batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, add, partials);
 }
 extern "C" __global__ void g1_reduce_groups(const g1_xyzz_t* in, size_t per_group, g1_jacobian_t* out) {
     reduce_groups(in, per_group, out);

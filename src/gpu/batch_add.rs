@@ -52,7 +52,9 @@ pub fn batch_add_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: 
 /// thread (a multiple of 64, 64 to 256, so that each circuit has about
 /// [`TARGET_SLOTS`] / `circuits` threads), threads per circuit, reduction
 /// groups per circuit, and partial-sum slots per circuit (the threads
-/// rounded up to whole groups; the kernel writes the identity past them).
+/// rounded up to whole groups; the first chunk writes the identity past
+/// its threads). A vector's later chunks are cut like its first (they are
+/// no longer), so their threads fit its slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
     chunk: usize,
@@ -68,17 +70,6 @@ impl Layout {
         let groups = (REDUCE_BLOCKS / circuits).clamp(1, threads.max(1));
         Layout { chunk, threads, groups, slots: threads.div_ceil(groups) * groups }
     }
-
-    /// The layout with the most slots among the chunks of `n` bases cut in
-    /// chunks of `chunk_points` (all full but the last; slots do not grow
-    /// monotonically with the length, as bases per thread step up by 64).
-    fn widest(n: usize, chunk_points: usize, circuits: usize) -> Layout {
-        let full = Layout::new(n.min(chunk_points), circuits);
-        match n % chunk_points {
-            r if r != 0 && n > chunk_points => std::cmp::max_by_key(full, Layout::new(r, circuits), |l| l.slots),
-            _ => full,
-        }
-    }
 }
 
 fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
@@ -89,33 +80,40 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
     let host: Vec<u64> = bitmaps.iter().flat_map(|b| b[..words].iter().copied()).collect();
     let d_bits = gpu.upload(&host, "upload batch-add bitmaps")?;
     drop(host);
-    let most = Layout::widest(n, chunk_points::<G>(gpu.settings.gpu_chunk), circuits);
-    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * most.slots * circuits, "alloc batch-add partials")?;
-    let init = vec![G::Projective::identity(); circuits];
-    chunked_fold::<G, _>(
+    // One layout for every chunk, from the first (the longest): a shorter
+    // last chunk has fewer threads of the same length, within the slots.
+    let Layout { chunk, groups, slots, .. } = Layout::new(n.min(chunk_points::<G>(gpu.settings.gpu_chunk)), circuits);
+    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * slots * circuits, "alloc batch-add partials")?;
+    let sums = chunked_fold::<G, Option<Vec<G::Projective>>>(
         gpu,
         bases,
         "upload batch-add bases",
         chunk_points::<G>(gpu.settings.gpu_chunk),
-        init,
+        None,
         |d_bases, first, len| {
-            let Layout { chunk, groups, slots, .. } = Layout::new(len, circuits);
-            assert!(slots <= most.slots, "batch add: {slots} slots past the {} allocated", most.slots);
             let first_word = first / 64;
+            let add = u32::from(first > 0);
             let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
             b.arg(d_bases).arg(&d_bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
-            b.arg(&circuits).arg(&slots).arg(&mut partials);
+            b.arg(&circuits).arg(&slots).arg(&add).arg(&mut partials);
             // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
-            // size_t n, size_t chunk, size_t circuits, size_t slots, xyzz_t*): the kernel
-            // returns early past circuits × slots ≤ circuits × most.slots partials; circuit
-            // k reads words [k·words + first_word, k·words + (first + len)/64], inside
-            // d_bits (first is a multiple of 64, first + len ≤ n).
+            // size_t n, size_t chunk, size_t circuits, size_t slots, unsigned add, xyzz_t*):
+            // the kernel returns early past circuits × slots partials, the buffer's size;
+            // circuit k reads words [k·words + first_word, k·words + (first + len)/64],
+            // inside d_bits (first is a multiple of 64, first + len ≤ n).
             unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
+            // The last chunk reduces every chunk's partial sums (its download
+            // waits for the stream while the bases, resident or uploaded, are
+            // still held).
+            if first + len < n {
+                return Ok(None);
+            }
             let sums = reduce::<G>(gpu, &partials, slots / groups, circuits * groups)?;
-            Ok(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect::<Vec<G::Projective>>())
+            Ok(Some(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect()))
         },
-        |acc, part| acc.iter_mut().zip(part).for_each(|(a, p)| *a += p),
-    )
+        |acc, part| *acc = part.or(acc.take()),
+    )?;
+    Ok(sums.expect("batch add: the last chunk reduces"))
 }
 
 /// Device bytes [`batch_add_many`] holds at once for `n` bases and up to
@@ -124,9 +122,10 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
 /// circuits: threads per circuit shrink as circuits grow).
 pub fn batch_add_bytes<G: DeviceGroup>(n: usize, circuits: usize, chunk_bytes: usize) -> usize {
     let k = circuits.clamp(1, PASS_CIRCUITS);
+    let len = n.min(chunk_points::<G>(chunk_bytes));
     let sums = (1..=k)
         .map(|c| {
-            let l = Layout::widest(n, chunk_points::<G>(chunk_bytes), c);
+            let l = Layout::new(len, c);
             c * 8 * (G::XYZZ_WORDS * l.slots + G::JAC_WORDS * l.groups)
         })
         .max()
@@ -140,8 +139,7 @@ mod tests {
 
     /// Each chunk's layout: bases per thread a multiple of 64 in 64..=256,
     /// every base in a thread, whole reduction groups, about TARGET_SLOTS
-    /// partial sums per pass where the chunk is long enough, and the widest
-    /// layout of a vector covering each of its chunks' (one buffer serves them).
+    /// partial sums per pass where the chunk is long enough.
     #[test]
     fn layouts_cover_the_chunk_in_whole_groups() {
         for circuits in 1..=PASS_CIRCUITS {
@@ -155,14 +153,6 @@ mod tests {
                     assert_eq!(l.chunk, 256, "{len} × {circuits}");
                 } else if len * circuits >= 64 * TARGET_SLOTS {
                     assert!(l.threads * circuits >= TARGET_SLOTS / 2, "{len} × {circuits}: {l:?}");
-                }
-            }
-            let chunk = 1 << 23;
-            for n in [1usize, 1000, chunk, chunk + 1, 2 * chunk + (127 << 18), 130_169_893] {
-                let widest = Layout::widest(n, chunk, circuits);
-                for first in (0..n).step_by(chunk) {
-                    let l = Layout::new(chunk.min(n - first), circuits);
-                    assert!(l.slots <= widest.slots, "n {n} × {circuits}: chunk at {first} {l:?} past {widest:?}");
                 }
             }
         }
