@@ -8,6 +8,7 @@ use group::Group;
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::msm::{chunk_buffers_bytes, chunk_points, chunked_fold, reduce, DeviceGroup};
+use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
 
 /// Partial sums a pass aims for over all its circuits: about five waves of
@@ -72,18 +73,44 @@ impl Layout {
     }
 }
 
+/// The device buffers of one pass of `circuits` circuits over `n` bases
+/// cut as `layout`: the bitmaps (`words` each, side by side), the partial
+/// sums (`slots` per circuit) and the reduced points (`groups` per
+/// circuit). The chunk buffers are [`chunked_fold`]'s.
+struct PassScratch<M: Mem = Dev> {
+    bits: M::Buf<u64>,
+    partials: M::Buf<u64>,
+    out: M::Buf<u64>,
+}
+
+impl<M: Mem> PassScratch<M> {
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, circuits: usize, layout: Layout) -> Result<Self> {
+        Ok(PassScratch {
+            bits: a.zeros::<u64>(circuits * n.div_ceil(64), "alloc batch-add bitmaps")?,
+            partials: a.zeros::<u64>(G::XYZZ_WORDS * layout.slots * circuits, "alloc batch-add partials")?,
+            out: a.zeros::<u64>(G::JAC_WORDS * layout.groups * circuits, "alloc reduce output")?,
+        })
+    }
+}
+
+/// One layout for every chunk of `n` bases, from the first (the longest): a
+/// shorter last chunk has fewer threads of the same length, within the slots.
+fn pass_layout<G: DeviceGroup>(n: usize, circuits: usize, chunk_bytes: usize) -> Layout {
+    Layout::new(n.min(chunk_points::<G>(chunk_bytes)), circuits)
+}
+
 fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
     let n = bases.len();
     let circuits = bitmaps.len();
     let words = n.div_ceil(64);
+    let layout = pass_layout::<G>(n, circuits, gpu.settings.gpu_chunk);
+    let Layout { chunk, groups, slots, .. } = layout;
+    let PassScratch { mut bits, mut partials, mut out } = PassScratch::new::<G, _>(&mut OnDevice(gpu), n, circuits, layout)?;
     // The circuits' bitmaps side by side, `words` words each.
     let host: Vec<u64> = bitmaps.iter().flat_map(|b| b[..words].iter().copied()).collect();
-    let d_bits = gpu.upload(&host, "upload batch-add bitmaps")?;
+    gpu.stream.memcpy_htod(&host, &mut bits).map_err(cuda_err("upload batch-add bitmaps"))?;
+    // The copy is from pageable memory: it has left `host` when it returns.
     drop(host);
-    // One layout for every chunk, from the first (the longest): a shorter
-    // last chunk has fewer threads of the same length, within the slots.
-    let Layout { chunk, groups, slots, .. } = Layout::new(n.min(chunk_points::<G>(gpu.settings.gpu_chunk)), circuits);
-    let mut partials = gpu.zeros::<u64>(G::XYZZ_WORDS * slots * circuits, "alloc batch-add partials")?;
     let sums = chunked_fold::<G, Option<Vec<G::Projective>>>(
         gpu,
         bases,
@@ -94,13 +121,13 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
             let first_word = first / 64;
             let add = u32::from(first > 0);
             let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
-            b.arg(d_bases).arg(&d_bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
+            b.arg(d_bases).arg(&bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
             b.arg(&circuits).arg(&slots).arg(&add).arg(&mut partials);
             // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
             // size_t n, size_t chunk, size_t circuits, size_t slots, unsigned add, xyzz_t*):
             // the kernel returns early past circuits × slots partials, the buffer's size;
             // circuit k reads words [k·words + first_word, k·words + (first + len)/64],
-            // inside d_bits (first is a multiple of 64, first + len ≤ n).
+            // inside `bits` (first is a multiple of 64, first + len ≤ n).
             unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
             // The last chunk reduces every chunk's partial sums (its download
             // waits for the stream while the bases, resident or uploaded, are
@@ -108,7 +135,7 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
             if first + len < n {
                 return Ok(None);
             }
-            let sums = reduce::<G>(gpu, &partials, slots / groups, circuits * groups)?;
+            let sums = reduce::<G>(gpu, &partials, slots / groups, circuits * groups, &mut out)?;
             Ok(Some(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect()))
         },
         |acc, part| *acc = part.or(acc.take()),
@@ -117,20 +144,15 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
 }
 
 /// Device bytes [`batch_add_many`] holds at once for `n` bases and up to
-/// `circuits` circuits per pass: the bitmaps, the chunk buffers, the partial
-/// sums and the reduced points (the most over passes of 1 to `circuits`
-/// circuits: threads per circuit shrink as circuits grow).
+/// `circuits` circuits per pass: the chunk buffers and a pass's
+/// [`PassScratch`] (the most over passes of 1 to `circuits` circuits:
+/// threads per circuit shrink as circuits grow).
 pub fn batch_add_bytes<G: DeviceGroup>(n: usize, circuits: usize, chunk_bytes: usize) -> usize {
-    let k = circuits.clamp(1, PASS_CIRCUITS);
-    let len = n.min(chunk_points::<G>(chunk_bytes));
-    let sums = (1..=k)
-        .map(|c| {
-            let l = Layout::new(len, c);
-            c * 8 * (G::XYZZ_WORDS * l.slots + G::JAC_WORDS * l.groups)
-        })
+    let scratch = (1..=circuits.clamp(1, PASS_CIRCUITS))
+        .map(|c| bytes_of(|a| PassScratch::new::<G, _>(a, n, c, pass_layout::<G>(n, c, chunk_bytes))))
         .max()
         .unwrap_or(0);
-    k * 8 * n.div_ceil(64) + chunk_buffers_bytes::<G>(n, chunk_bytes) + sums
+    chunk_buffers_bytes::<G>(n, chunk_bytes) + scratch
 }
 
 #[cfg(test)]

@@ -51,6 +51,8 @@ pub mod staging;
 pub mod subgroup;
 pub mod tuning;
 pub mod words;
+#[cfg(supraseal_gpu)]
+pub mod workspace;
 
 #[cfg(supraseal_gpu)]
 pub use call::GpuCall;

@@ -15,6 +15,7 @@ use super::exec::{grid, Exec};
 use super::kernels::Kernel;
 use super::tuning::{MsmProfile, MsmTuning};
 use super::words::{limbs, Limbs};
+use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
 
 /// Threads per block of the reduce_groups kernels (REDUCE_THREADS in cuda/batch_add.cu).
@@ -36,25 +37,21 @@ pub use super::group::{DeviceGroup, G1, G2};
 /// Per-thread partial sums of one accumulation or merge level: the first
 /// run's sum and bucket (heads) and the last run's, if different (tails);
 /// keys INVALID where a slot holds nothing.
-struct Partials {
-    heads: CudaSlice<u64>,
-    head_keys: CudaSlice<u32>,
-    tails: CudaSlice<u64>,
-    tail_keys: CudaSlice<u32>,
+struct Partials<M: Mem = Dev> {
+    heads: M::Buf<u64>,
+    head_keys: M::Buf<u32>,
+    tails: M::Buf<u64>,
+    tail_keys: M::Buf<u32>,
 }
 
-impl Partials {
-    /// Device bytes of `slots` slots: two xyzz points and two keys.
-    fn bytes<G: DeviceGroup>(slots: usize) -> usize {
-        slots * (2 * 8 * G::XYZZ_WORDS + 2 * 4)
-    }
-
-    fn alloc<G: DeviceGroup>(gpu: &Exec, slots: usize) -> Result<Self> {
+impl<M: Mem> Partials<M> {
+    /// `slots` slots: two xyzz points and two keys each.
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, slots: usize) -> Result<Self> {
         Ok(Partials {
-            heads: gpu.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial heads")?,
-            head_keys: gpu.zeros::<u32>(slots, "alloc partial head keys")?,
-            tails: gpu.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial tails")?,
-            tail_keys: gpu.zeros::<u32>(slots, "alloc partial tail keys")?,
+            heads: a.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial heads")?,
+            head_keys: a.zeros::<u32>(slots, "alloc partial head keys")?,
+            tails: a.zeros::<u64>(G::XYZZ_WORDS * slots, "alloc partial tails")?,
+            tail_keys: a.zeros::<u32>(slots, "alloc partial tail keys")?,
         })
     }
 }
@@ -75,27 +72,18 @@ fn pick(levels: &mut [Partials; 3], from: usize, to: usize) -> (&Partials, &mut 
 /// thread) and two ping-pong buffers for the merge levels (the first merge
 /// level is the largest), for accumulations of at most `threads` threads in
 /// blocks of `block`.
-pub(crate) struct Levels {
-    parts: [Partials; 3],
+pub(crate) struct Levels<M: Mem = Dev> {
+    parts: [Partials<M>; 3],
     block: u32,
 }
 
-impl Levels {
-    /// Slots of the three levels.
-    fn slots(threads: usize, block: u32) -> [usize; 3] {
+impl<M: Mem> Levels<M> {
+    pub(crate) fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, threads: usize, block: u32) -> Result<Self> {
         let padded_threads = threads.div_ceil(block as usize) * block as usize;
         let merge_threads = (2 * threads).div_ceil(MERGE_K as usize);
-        [padded_threads, merge_threads, merge_threads.div_ceil(MERGE_K as usize / 2).max(1)]
-    }
-
-    /// Device bytes of [`Levels::alloc`].
-    pub(crate) fn bytes<G: DeviceGroup>(threads: usize, block: u32) -> usize {
-        Self::slots(threads, block).iter().map(|&n| Partials::bytes::<G>(n)).sum()
-    }
-
-    pub(crate) fn alloc<G: DeviceGroup>(gpu: &Exec, threads: usize, block: u32) -> Result<Self> {
-        let [a, b, c] = Self::slots(threads, block);
-        Ok(Levels { parts: [Partials::alloc::<G>(gpu, a)?, Partials::alloc::<G>(gpu, b)?, Partials::alloc::<G>(gpu, c)?], block })
+        let last = merge_threads.div_ceil(MERGE_K as usize / 2).max(1);
+        let parts = [Partials::new::<G, A>(a, padded_threads)?, Partials::new::<G, A>(a, merge_threads)?, Partials::new::<G, A>(a, last)?];
+        Ok(Levels { parts, block })
     }
 }
 
@@ -109,48 +97,46 @@ const SCAN_THREADS: u32 = 1024;
 /// caller's kernel), [`SortBuffers::scan`] of one row, then a scatter
 /// through `cursors` into `idx`/`thread_keys` (the caller's kernel), for
 /// accumulation threads of `k` sorted points.
-pub(crate) struct SortBuffers {
-    pub counts: CudaSlice<u32>,
-    pub starts: CudaSlice<u32>,
-    pub cursors: CudaSlice<u32>,
+pub(crate) struct SortBuffers<M: Mem = Dev> {
+    pub counts: M::Buf<u32>,
+    pub starts: M::Buf<u32>,
+    pub cursors: M::Buf<u32>,
     /// Set by the scan: some bucket holds more than MERGE_ABOVE_PARTIALS · K
     /// points, so the merge levels run (else they return at once).
-    pub big: CudaSlice<u32>,
-    pub idx: CudaSlice<u32>,
+    pub big: M::Buf<u32>,
+    pub idx: M::Buf<u32>,
     /// The bucket at sorted position t·k, for each accumulation thread t.
-    pub thread_keys: CudaSlice<u32>,
+    pub thread_keys: M::Buf<u32>,
     /// Per scan tile ([`SCAN_TILE`] counts): its total, then its offset;
     /// and its largest count.
-    tile_sums: CudaSlice<u32>,
-    tile_max: CudaSlice<u32>,
+    tile_sums: M::Buf<u32>,
+    tile_max: M::Buf<u32>,
     pub buckets: u32,
 }
 
-impl SortBuffers {
-    /// Scan tiles for `buckets` counts.
-    fn tiles(buckets: u32) -> u32 {
-        buckets.div_ceil(SCAN_TILE)
-    }
+/// Scan tiles for `buckets` counts.
+fn scan_tiles(buckets: u32) -> u32 {
+    buckets.div_ceil(SCAN_TILE)
+}
 
-    /// Device bytes of [`SortBuffers::alloc`].
-    pub(crate) fn bytes(n: usize, buckets: u32, k: u32, rows: u32) -> usize {
-        4 * ((rows as usize + 2) * buckets as usize + 2 + n + n.div_ceil(k as usize) + 2 * Self::tiles(buckets) as usize)
-    }
-
-    pub(crate) fn alloc(gpu: &Exec, n: usize, buckets: u32, k: u32, rows: u32) -> Result<Self> {
-        let tiles = Self::tiles(buckets) as usize;
+impl<M: Mem> SortBuffers<M> {
+    pub(crate) fn new<A: Arena<M = M>>(a: &mut A, n: usize, buckets: u32, k: u32, rows: u32) -> Result<Self> {
+        let tiles = scan_tiles(buckets) as usize;
         Ok(SortBuffers {
-            counts: gpu.zeros::<u32>(rows as usize * buckets as usize, "alloc counts")?,
-            starts: gpu.zeros::<u32>(buckets as usize + 1, "alloc starts")?,
-            cursors: gpu.zeros::<u32>(buckets as usize, "alloc cursors")?,
-            big: gpu.zeros::<u32>(1, "alloc merge flag")?,
-            idx: gpu.zeros::<u32>(n, "alloc indices")?,
-            thread_keys: gpu.zeros::<u32>(n.div_ceil(k as usize), "alloc thread keys")?,
-            tile_sums: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
-            tile_max: gpu.zeros::<u32>(tiles, "alloc scan tiles")?,
+            counts: a.zeros::<u32>(rows as usize * buckets as usize, "alloc counts")?,
+            starts: a.zeros::<u32>(buckets as usize + 1, "alloc starts")?,
+            cursors: a.zeros::<u32>(buckets as usize, "alloc cursors")?,
+            big: a.zeros::<u32>(1, "alloc merge flag")?,
+            idx: a.zeros::<u32>(n, "alloc indices")?,
+            thread_keys: a.zeros::<u32>(n.div_ceil(k as usize), "alloc thread keys")?,
+            tile_sums: a.zeros::<u32>(tiles, "alloc scan tiles")?,
+            tile_max: a.zeros::<u32>(tiles, "alloc scan tiles")?,
             buckets,
         })
     }
+}
+
+impl SortBuffers {
 
     /// Bucket starts and scatter cursors from row `row` of the counts, and
     /// the merge flag for accumulation threads of `k` points: the tiles'
@@ -158,7 +144,7 @@ impl SortBuffers {
     /// bucket scan).
     pub(crate) fn scan(&mut self, gpu: &Exec, k: u32, row: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
-        let tiles = Self::tiles(self.buckets);
+        let tiles = scan_tiles(self.buckets);
         let nb = self.buckets as usize;
         let counts = self.counts.slice(row as usize * nb..(row as usize + 1) * nb);
         let blocks = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -280,21 +266,24 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     mark(|p| &mut p.fixup_ms)
 }
 
-/// Sums `groups` groups of `per_group` xyzz points into Jacobian points.
-pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<Vec<G::Projective>> {
-    let out = reduce_on_device::<G>(gpu, points, per_group, groups)?;
-    Ok(gpu.download(&out, "download reduced points")?.chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
+/// Sums `groups` groups of `per_group` xyzz points into Jacobian points,
+/// through `out` (at least `groups` Jacobian points), and downloads them.
+pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize, out: &mut CudaSlice<u64>) -> Result<Vec<G::Projective>> {
+    reduce_on_device::<G>(gpu, points, per_group, groups, out)?;
+    let sums = gpu.download(out, "download reduced points")?;
+    Ok(sums[..G::JAC_WORDS * groups].chunks_exact(G::JAC_WORDS).map(G::from_jacobian).collect())
 }
 
-/// [`reduce`]'s launch: the `groups` Jacobian points stay on the device.
-fn reduce_on_device<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize) -> Result<CudaSlice<u64>> {
-    let mut out = gpu.zeros::<u64>(G::JAC_WORDS * groups, "alloc reduce output")?;
+/// [`reduce`]'s launch: the `groups` Jacobian points stay on the device, in `out`.
+fn reduce_on_device<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize, out: &mut CudaSlice<u64>) -> Result<()> {
+    assert!(out.len() >= G::JAC_WORDS * groups && points.len() >= G::XYZZ_WORDS * per_group * groups, "reduce: buffers vs {groups} groups of {per_group}");
     let mut b = gpu.stream.launch_builder(gpu.kernel(G::REDUCE));
-    b.arg(points).arg(&per_group).arg(&mut out);
+    b.arg(points).arg(&per_group).arg(out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out.
+    // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out
+    // (both checked above).
     unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE.name()))?;
-    Ok(out)
+    Ok(())
 }
 
 /// One MSM's window sums, still on the device (Jacobian, one per window of
@@ -601,17 +590,38 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
 }
 
 /// Device bytes [`msm_resident`] allocates for `n` points with `tuning`
-/// (sort buffers, bucket table, accumulation levels, segment sums and the
-/// reduced window sums), beside the bases and scalars it is given.
+/// ([`MsmScratch`]), beside the bases and scalars it is given.
 pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize {
-    let MsmTuning { points_per_thread: k, block, .. } = tuning;
-    let (nb, windows) = (tuning.buckets(), tuning.windows() as usize);
-    let segments = (nb - 1).div_ceil(SEGMENT) as usize;
-    SortBuffers::bytes(n, nb, k, windows as u32)
-        + 8 * G::XYZZ_WORDS * nb as usize * windows
-        + Levels::bytes::<G>(n.div_ceil(k as usize), block)
-        + 8 * G::XYZZ_WORDS * windows * segments
-        + 8 * G::JAC_WORDS * windows
+    bytes_of(|a| MsmScratch::new::<G, _>(a, n, tuning))
+}
+
+/// The device buffers of one MSM of `n` points with `tuning`
+/// ([`msm_enqueue`]): the sort's; the all-windows bucket table (row w holds
+/// window w's buckets, zeroed once: every bucket is written by its
+/// window's accumulation or stays the identity); the accumulation levels;
+/// every window's segment sums (reduced once at the end, no per-window
+/// wait); the reduced window sums.
+struct MsmScratch<M: Mem = Dev> {
+    sort: SortBuffers<M>,
+    buckets: M::Buf<u64>,
+    levels: Levels<M>,
+    seg_out: M::Buf<u64>,
+    sums: M::Buf<u64>,
+}
+
+impl<M: Mem> MsmScratch<M> {
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, tuning: MsmTuning) -> Result<Self> {
+        let MsmTuning { points_per_thread: k, block, .. } = tuning;
+        let (nb, windows) = (tuning.buckets(), tuning.windows());
+        let segments = (nb - 1).div_ceil(SEGMENT) as usize;
+        Ok(MsmScratch {
+            sort: SortBuffers::new(a, n, nb, k, windows)?,
+            buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
+            levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
+            seg_out: a.zeros::<u64>(G::XYZZ_WORDS * windows as usize * segments, "alloc segment sums")?,
+            sums: a.zeros::<u64>(G::JAC_WORDS * windows as usize, "alloc reduce output")?,
+        })
+    }
 }
 
 /// Device bytes of the chunk buffers for `n` bases: one chunk, or two when
@@ -672,7 +682,7 @@ fn msm_enqueue<G: DeviceGroup>(
     if n == 0 {
         return Ok(None);
     }
-    let MsmTuning { window_bits: c, points_per_thread: k, block } = tuning;
+    let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
     let segments = (nb - 1).div_ceil(SEGMENT);
@@ -693,17 +703,10 @@ fn msm_enqueue<G: DeviceGroup>(
     unsafe { b.launch(grid(n)) }.map_err(cuda_err("msm_recode"))?;
     mark(|p| &mut p.convert_ms)?;
 
-    let mut sort = SortBuffers::alloc(gpu, n, nb, k, windows)?;
-    // Row w holds window w's buckets (zeroed once: every bucket is written by
-    // its window's accumulation or stays the identity).
+    let MsmScratch { mut sort, mut buckets, mut levels, mut seg_out, mut sums } = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning)?;
     let row = G::XYZZ_WORDS * nb as usize;
-    let mut buckets = gpu.zeros::<u64>(row * windows as usize, "alloc buckets")?;
-    let mut levels = Levels::alloc::<G>(gpu, threads, block)?;
-    // Every window's segment sums, reduced once at the end (no per-window wait).
-    let mut seg_out = gpu.zeros::<u64>(G::XYZZ_WORDS * (windows * segments) as usize, "alloc segment sums")?;
     let seg_cfg = grid((windows * segments) as usize);
 
-    gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
     let scalars = d_scalars.as_view();
     let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmHistogram));
     l.arg(&scalars).arg(&n).arg(&c).arg(&nb).arg(&mut sort.counts);
@@ -731,7 +734,7 @@ fn msm_enqueue<G: DeviceGroup>(
     // writes windows·segments points, seg_out's size.
     unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS.name()))?;
     mark(|p| &mut p.segments_ms)?;
-    let sums = reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize)?;
+    reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize, &mut sums)?;
     Ok(Some(WindowSums { sums, c }))
 }
 

@@ -14,6 +14,7 @@ use super::exec::{grid, Exec};
 use super::kernels::Kernel;
 use super::msm::{self, DeviceGroup, Levels, SortBuffers};
 use super::words::{limbs, Limbs};
+use super::workspace::OnDevice;
 use crate::error::{Error, Result};
 
 /// Sorted points per accumulation thread, and threads per block (the MSM's defaults).
@@ -75,9 +76,9 @@ pub fn bucket_sums<G: DeviceGroup>(
     let mut d_bases = gpu.zeros::<u64>(words * chunk, "alloc subgroup-check bases")?;
     let d_key = gpu.upload(key.as_slice(), "upload subgroup-check key")?;
     let mut bucket_of = gpu.zeros::<u32>(chunk, "alloc subgroup-check buckets")?;
-    let mut sort = SortBuffers::alloc(gpu, chunk, buckets, POINTS_PER_THREAD, 1)?;
+    let mut sort = SortBuffers::new(&mut OnDevice(gpu), chunk, buckets, POINTS_PER_THREAD, 1)?;
     let threads = chunk.div_ceil(POINTS_PER_THREAD as usize);
-    let mut levels = Levels::alloc::<G>(gpu, threads, BLOCK)?;
+    let mut levels = Levels::new::<G, _>(&mut OnDevice(gpu), threads, BLOCK)?;
     let row = G::XYZZ_WORDS * buckets as usize;
     let mut part: CudaSlice<u64> = gpu.zeros::<u64>(row * groups, "alloc chunk bucket table")?;
     let mut sums: CudaSlice<u64> = gpu.zeros::<u64>(row * groups, "alloc bucket table")?;
@@ -120,5 +121,6 @@ pub fn bucket_sums<G: DeviceGroup>(
         // SAFETY: (xyzz_t*, const xyzz_t*, size_t); both tables hold `table` points.
         unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::ADD_TABLES.name()))?;
     }
-    msm::reduce::<G>(gpu, &sums, 1, table)
+    let mut out = gpu.zeros::<u64>(G::JAC_WORDS * table, "alloc reduce output")?;
+    msm::reduce::<G>(gpu, &sums, 1, table, &mut out)
 }
