@@ -213,6 +213,29 @@ extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsign
     if (pos % K == 0) thread_keys[pos / K] = mag;
 }
 
+// The bucket holding sorted position p, after bucket cur (which ends at or
+// before p): the first j > cur with starts[j + 1] > p (p < total =
+// starts[nb], so j < nb); *end = starts[j + 1]. A few steps cover adjacent
+// buckets; a binary search bounds a long run of empty buckets (skewed
+// scalars leave most buckets of a window empty) to log2(nb) reads.
+__device__ __forceinline__ uint32_t next_bucket(const uint32_t* starts, uint32_t nb, uint32_t cur, size_t p,
+                                                size_t* end) {
+    uint32_t j = cur + 1;
+    for (unsigned step = 0; step < 4; step++, j++) {
+        *end = starts[j + 1];
+        if (*end > p) return j;
+    }
+    // Bucket j - 1 ends at or before p; the answer lies in [j, nb - 1].
+    uint32_t lo = j, hi = nb - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (starts[mid + 1] > p) hi = mid;
+        else lo = mid + 1;
+    }
+    *end = starts[lo + 1];
+    return lo;
+}
+
 // Thread t sums sorted positions [t*K, t*K+K) run by run: base idx[p] &
 // 0x7fffffff, subtracted where bit 31 of idx[p] is set (a negative digit; an
 // infinity base is a no-op either way). The bucket at t*K is thread_keys[t]
@@ -243,8 +266,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
             if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
             else buckets[cur] = acc;
             acc.inf();
-            // The next nonempty bucket: p < total = starts[nb], so cur < nb - 1 here.
-            do { end = starts[++cur + 1]; } while (end <= p);
+            cur = next_bucket(starts, nb, cur, p, &end);
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
