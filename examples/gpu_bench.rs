@@ -5,7 +5,8 @@
 //! the quotient; twiddle-table build timed apart, and once more with host
 //! data in and out, skipped with BENCH_NTT_HOST=0); G2 MSM and G2 batch
 //! addition (half the bits set) at 2^18..2^22 points on the GPU, beside the
-//! CPU backend's G2 MSM on the same host (rayon, blst). The G1 MSM also runs
+//! CPU backend's G2 MSM on the same host (rayon, blst); G1 batch additions
+//! over 2^23 bases on the device, for 1 and for 10 circuits in one pass. The G1 MSM also runs
 //! with its bases already on the device (like sppark's harness), with a
 //! per-kernel profile, and a sweep of launch choices (`MsmTuning`) at
 //! 2^BENCH_MSM_SWEEP_LOG (24; an odd size is added to the even ones) whose
@@ -153,6 +154,21 @@ fn main() {
         }
     }
     drop(msm_inputs);
+    // G1 batch additions over one 2^23-base chunk already on the device (a
+    // porep-32g L or A chunk), 7/8 of the bits set, for 1 and for 10
+    // circuits in one pass: the per-circuit cost at both shapes. Circuit 0's
+    // sum must not depend on the pass it is in.
+    {
+        let n = 1usize << 23;
+        let b = bases(n);
+        let maps: Vec<Vec<u64>> = (0..10u64).map(|c| (0..n.div_ceil(64) as u64).map(|i| !(0x0101_0101_0101_0101u64 << ((i + c) % 8))).collect()).collect();
+        let views: Vec<&[u64]> = maps.iter().map(Vec::as_slice).collect();
+        let (one, alone) = gpu.batch_add_g1_on_device_ms(&b, &views[..1], 3).unwrap();
+        let (ten, all) = gpu.batch_add_g1_on_device_ms(&b, &views, 3).unwrap();
+        assert_eq!(alone[0], all[0], "batch addition: circuit 0 alone vs in a pass of 10");
+        println!("| G1 batch addition, 1 circuit | 2^23 | {one:.1} | bases on the device, 7/8 of the bits set (3 runs) |");
+        println!("| G1 batch addition, 10 circuits | 2^23 | {ten:.1} | bases on the device, 7/8 of the bits set, {:.1} ms per circuit (3 runs) |", ten / 10.0);
+    }
     for lg in 20..=max_ntt {
         let a = scalars(1 << lg);
         let (tw, on_device) = gpu.ntt_on_device_ms(&a, 5).unwrap();

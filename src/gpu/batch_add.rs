@@ -2,12 +2,13 @@
 //! is set, for the L, A and B queries' density-selected parts, for all
 //! circuits of a call in one pass over the bases.
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaView, PushKernelArg};
 use group::Group;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::msm::{chunk_buffers_bytes, chunk_points, chunked_fold, reduce, DeviceGroup};
+use super::words::Limbs;
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
 
@@ -101,46 +102,79 @@ fn pass_layout<G: DeviceGroup>(n: usize, circuits: usize, chunk_bytes: usize) ->
 
 fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
     let n = bases.len();
-    let circuits = bitmaps.len();
-    let words = n.div_ceil(64);
-    let layout = pass_layout::<G>(n, circuits, gpu.settings.gpu_chunk);
-    let Layout { chunk, groups, slots, .. } = layout;
-    let PassScratch { mut bits, mut partials, mut out } = PassScratch::new::<G, _>(&mut OnDevice(gpu), n, circuits, layout)?;
-    // The circuits' bitmaps side by side, `words` words each.
-    let host: Vec<u64> = bitmaps.iter().flat_map(|b| b[..words].iter().copied()).collect();
-    gpu.stream.memcpy_htod(&host, &mut bits).map_err(cuda_err("upload batch-add bitmaps"))?;
-    // The copy is from pageable memory: it has left `host` when it returns.
-    drop(host);
+    let mut pass = Pass::<G>::new(gpu, n, bitmaps, pass_layout::<G>(n, bitmaps.len(), gpu.settings.gpu_chunk))?;
     let sums = chunked_fold::<G, Option<Vec<G::Projective>>>(
         gpu,
         bases,
         "upload batch-add bases",
         chunk_points::<G>(gpu.settings.gpu_chunk),
         None,
-        |d_bases, first, len| {
-            let first_word = first / 64;
-            let add = u32::from(first > 0);
-            let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
-            b.arg(d_bases).arg(&bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
-            b.arg(&circuits).arg(&slots).arg(&add).arg(&mut partials);
-            // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
-            // size_t n, size_t chunk, size_t circuits, size_t slots, unsigned add, xyzz_t*):
-            // the kernel returns early past circuits × slots partials, the buffer's size;
-            // circuit k reads words [k·words + first_word, k·words + (first + len)/64],
-            // inside `bits` (first is a multiple of 64, first + len ≤ n).
-            unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
-            // The last chunk reduces every chunk's partial sums (its download
-            // waits for the stream while the bases, resident or uploaded, are
-            // still held).
-            if first + len < n {
-                return Ok(None);
-            }
-            let sums = reduce::<G>(gpu, &partials, slots / groups, circuits * groups, &mut out)?;
-            Ok(Some(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect()))
-        },
+        |d_bases, first, len| pass.chunk(gpu, d_bases, first, len),
         |acc, part| *acc = part.or(acc.take()),
     )?;
     Ok(sums.expect("batch add: the last chunk reduces"))
+}
+
+/// [`batch_add_many`] of up to [`PASS_CIRCUITS`] bitmaps over `n` bases
+/// already on the device (`d_bases`, blst's affine layout), in one chunk:
+/// the kernels alone, for benchmarks.
+pub fn batch_add_on_device<G: DeviceGroup>(gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
+    assert!(n > 0 && d_bases.len() >= G::Affine::WORDS * n, "batch_add_on_device: {n} bases");
+    assert!(bitmaps.len() <= PASS_CIRCUITS, "batch_add_on_device: {} circuits in one pass", bitmaps.len());
+    let mut pass = Pass::<G>::new(gpu, n, bitmaps, Layout::new(n, bitmaps.len()))?;
+    Ok(pass.chunk(gpu, d_bases, 0, n)?.expect("one chunk: it reduces"))
+}
+
+/// One pass's state: its bitmaps on the device, its layout and scratch.
+struct Pass<G: DeviceGroup> {
+    n: usize,
+    circuits: usize,
+    layout: Layout,
+    scratch: PassScratch,
+    _group: std::marker::PhantomData<G>,
+}
+
+impl<G: DeviceGroup> Pass<G> {
+    /// For `n` bases cut in chunks no longer than the one `layout` was made for.
+    fn new(gpu: &Exec, n: usize, bitmaps: &[&[u64]], layout: Layout) -> Result<Self> {
+        let circuits = bitmaps.len();
+        let words = n.div_ceil(64);
+        let mut scratch = PassScratch::new::<G, _>(&mut OnDevice(gpu), n, circuits, layout)?;
+        // The circuits' bitmaps side by side, `words` words each.
+        let host: Vec<u64> = bitmaps.iter().flat_map(|b| b[..words].iter().copied()).collect();
+        gpu.stream.memcpy_htod(&host, &mut scratch.bits).map_err(cuda_err("upload batch-add bitmaps"))?;
+        Ok(Pass { n, circuits, layout, scratch, _group: std::marker::PhantomData })
+    }
+
+    /// The chunk of `len` bases at `d_bases` (bases first..first + len, in
+    /// order: the first chunk overwrites the partial sums, later ones add
+    /// to them); the last chunk reduces them and returns each circuit's sum.
+    fn chunk(&mut self, gpu: &Exec, d_bases: &CudaView<'_, u64>, first: usize, len: usize) -> Result<Option<Vec<G::Projective>>> {
+        let Layout { chunk, groups, slots, .. } = self.layout;
+        let (n, circuits, words) = (self.n, self.circuits, self.n.div_ceil(64));
+        assert!(len.div_ceil(chunk) <= slots, "batch add: a chunk of {len} bases past the layout's {slots} slots");
+        let first_word = first / 64;
+        let add = u32::from(first > 0);
+        let PassScratch { bits, partials, out } = &mut self.scratch;
+        let mut b = gpu.stream.launch_builder(gpu.kernel(G::BATCH_ADD));
+        b.arg(d_bases).arg(&*bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
+        b.arg(&circuits).arg(&slots).arg(&add).arg(&mut *partials);
+        // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
+        // size_t n, size_t chunk, size_t circuits, size_t slots, unsigned add, xyzz_t*):
+        // the kernel returns early past circuits × slots partials, the buffer's size,
+        // and its threads of `chunk` bases cover the len bases (asserted above);
+        // circuit k reads words [k·words + first_word, k·words + (first + len)/64],
+        // inside `bits` (first is a multiple of 64, first + len ≤ n).
+        unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::BATCH_ADD.name()))?;
+        // The last chunk reduces every chunk's partial sums (its download
+        // waits for the stream while the bases, resident or uploaded, are
+        // still held).
+        if first + len < n {
+            return Ok(None);
+        }
+        let sums = reduce::<G>(gpu, partials, slots / groups, circuits * groups, out)?;
+        Ok(Some(sums.chunks_exact(groups).map(|g| g.iter().sum()).collect()))
+    }
 }
 
 /// Device bytes [`batch_add_many`] holds at once for `n` bases and up to

@@ -181,6 +181,34 @@ impl GpuBackendHandle {
         }
     }
 
+    /// G1 batch additions of `bitmaps` (one per circuit, at most 16, each
+    /// at least `bases.len()` bits) over `bases` uploaded once, in one pass
+    /// over the device's copy: the median of `reps` timed runs in ms (the
+    /// bitmaps' upload included, the bases' not) and each circuit's sum.
+    pub fn batch_add_g1_on_device_ms(&self, bases: &[G1Affine], bitmaps: &[&[u64]], reps: usize) -> Result<(f64, Vec<blstrs::G1Projective>)> {
+        #[cfg(supraseal_gpu)]
+        {
+            let gpu = self.inner.exec();
+            let d_bases = gpu.upload(limbs(bases), "upload batch-add bases")?;
+            gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
+            let run = || super::batch_add::batch_add_on_device::<msm::G1>(gpu, &d_bases.slice(..), bases.len(), bitmaps);
+            let mut last = run()?; // warm-up
+            let mut times = Vec::with_capacity(reps);
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                last = run()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((times[times.len() / 2], last))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (bases, bitmaps, reps);
+            match self.never {}
+        }
+    }
+
     /// Runs `f` with `v` page-locked (`cuMemHostRegister`), as the pipeline
     /// page-locks the key and a/b/c; a failed registration runs `f` anyway
     /// (pageable copies) and says so on stderr.

@@ -27,7 +27,7 @@ kernels)
     echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
     echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
   } > $K 2>&1
-  grep -E "MSM|rc=|panicked" $K
+  grep -E "MSM|batch addition|rc=|panicked" $K
   ;;
 porep)
   mkdir -p $OUT/ours
