@@ -90,13 +90,14 @@ pub trait Compute: Sync {
     }
 
     /// [`Compute::msm_many`] over the bases at `positions` of `bases` (a
-    /// split plan's tail): `gathered[t]` is `bases[positions[t]]`, and each of
-    /// `scalars` is `positions.len()` long. A device backend holding `bases`
-    /// gathers the tail's bases there instead of uploading `gathered`.
-    /// Default: [`Compute::msm_many`] over `gathered`.
+    /// split plan's tail), each of `scalars` `positions.len()` long.
+    /// `gathered` is `bases[positions[t]]` for every t, gathered on the host
+    /// beforehand, or empty ([`Backend::tail_bases_on_host`]: not needed),
+    /// in which case they are gathered here if they are needed after all. A
+    /// device backend holding `bases` gathers the tail's bases there.
+    /// Default: [`Compute::msm_many`] over the gathered bases.
     fn msm_many_at<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
-        let _ = (bases, positions);
-        self.msm_many::<G>(gathered, scalars)
+        self.msm_many::<G>(&gathered_or_now(bases, positions, gathered), scalars)
     }
 
     /// Σ of the bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).
@@ -107,6 +108,18 @@ pub trait Compute: Sync {
     /// base once for all circuits. Default: one batch addition per bitmap.
     fn batch_add_many<G: Group>(&self, bases: &[G::Affine], bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
         bitmaps.iter().map(|b| self.batch_add::<G>(bases, b)).collect()
+    }
+}
+
+/// `gathered` where it holds the bases at `positions` (it was gathered
+/// beforehand), else `bases[positions[t]]` for every t, gathered now.
+pub fn gathered_or_now<'a, A: Copy + Send + Sync>(bases: &[A], positions: &[u32], gathered: &'a [A]) -> std::borrow::Cow<'a, [A]> {
+    use rayon::prelude::*;
+    if gathered.len() == positions.len() {
+        std::borrow::Cow::Borrowed(gathered)
+    } else {
+        assert!(gathered.is_empty(), "msm_many_at: {} gathered bases for {} positions", gathered.len(), positions.len());
+        std::borrow::Cow::Owned(positions.par_iter().map(|&q| bases[q as usize]).collect())
     }
 }
 
@@ -202,6 +215,18 @@ pub trait Backend: Sync {
     /// uploads stay pageable. Default: nothing to do.
     fn pin_key(&self, _srs: &crate::srs::Srs) {}
 
+    /// Whether the split plans' tail MSMs in G1 read bases gathered on the
+    /// host (in phase 0, beside the device's work; about 0.55 GB at
+    /// porep-32g). A device backend that holds the call's key gathers them
+    /// there instead; should its copy go before phase 2, the tail MSMs
+    /// gather on the host then ([`Compute::msm_many_at`]). The G2 tails
+    /// are gathered on the host where the G2 MSMs run there
+    /// ([`Backend::placement`]) or this says so. Called after
+    /// [`Backend::pin_key`]. Default: true.
+    fn tail_bases_on_host(&self) -> bool {
+        true
+    }
+
     /// The gate that keeps this device's host-memory registrations out of
     /// phase 1 ([`crate::locks::RegistrationGate`]); the memory lock holds it
     /// for phase 1. Default: none.
@@ -286,5 +311,41 @@ pub trait Backend: Sync {
     /// Free device memory in bytes, where there is a device.
     fn free_memory(&self) -> Option<usize> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tail's bases: those gathered beforehand as they are, else
+    /// gathered at the positions (repeated and unsorted ones included).
+    #[test]
+    fn gathered_or_now_takes_the_gathered_bases_or_gathers_them() {
+        let bases: Vec<u64> = (100..200).collect();
+        let positions = [7u32, 3, 99, 3, 0];
+        let want = vec![107u64, 103, 199, 103, 100];
+        assert!(matches!(gathered_or_now(&bases, &positions, &want), std::borrow::Cow::Borrowed(g) if g == want.as_slice()));
+        assert_eq!(gathered_or_now(&bases, &positions, &[]).as_ref(), want.as_slice());
+        assert!(gathered_or_now(&bases, &[], &[]).is_empty());
+    }
+
+    /// The CPU backend's tail MSMs over bases gathered now equal those over
+    /// bases gathered beforehand.
+    #[test]
+    fn cpu_tail_msms_gather_their_bases_where_none_were_gathered() {
+        use blstrs::{G1Affine, G1Projective};
+        use group::{Curve, Group as _};
+        let bases: Vec<G1Affine> = (1..=40u64).map(|i| (G1Projective::generator() * Scalar::from(i * 7919)).to_affine()).collect();
+        let positions = [5u32, 39, 0, 17, 17];
+        let gathered: Vec<G1Affine> = positions.iter().map(|&q| bases[q as usize]).collect();
+        let scalars: Vec<Vec<Scalar>> = (0..2u64).map(|c| (0..5u64).map(|t| Scalar::from(1000 * c + t * t + 3)).collect()).collect();
+        let views: Vec<&[Scalar]> = scalars.iter().map(Vec::as_slice).collect();
+        let cpu = crate::cpu::CpuCompute;
+        let want = cpu.msm_many::<crate::curve::G1>(&gathered, &views).unwrap();
+        assert_eq!(cpu.msm_many_at::<crate::curve::G1>(&bases, &positions, &gathered, &views).unwrap(), want);
+        assert_eq!(cpu.msm_many_at::<crate::curve::G1>(&bases, &positions, &[], &views).unwrap(), want);
+        let direct: G1Projective = positions.iter().zip(&scalars[1]).map(|(&q, s)| G1Projective::from(bases[q as usize]) * s).sum();
+        assert_eq!(want[1], direct);
     }
 }

@@ -200,7 +200,8 @@ impl Compute for Exec {
     }
     fn msm_many_at<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
         if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
-            return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(gathered, s)).collect());
+            let gathered = crate::backend::gathered_or_now(bases, positions, gathered);
+            return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(&gathered, s)).collect());
         }
         msm::msm_many_at::<G>(self, bases, positions, gathered, scalars)
     }
@@ -235,6 +236,9 @@ impl Backend for GpuCall {
     }
     fn stage_detail(&self) -> Option<String> {
         self.detail()
+    }
+    fn tail_bases_on_host(&self) -> bool {
+        !self.key_on_device()
     }
     fn pin_key(&self, srs: &crate::srs::Srs) {
         self.set_key(srs);

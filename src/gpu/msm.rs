@@ -463,11 +463,13 @@ pub fn msm_many<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], scalars: &[&[Sc
 }
 
 /// [`msm_many`] over the bases at `positions` of `bases` (the tail MSMs of
-/// split plans): `gathered[t]` is `bases[positions[t]]`, and each of
-/// `scalars` is `positions.len()` long. Where `bases` is part of the resident
-/// key, the tail's bases are gathered from it on the device (only the
-/// positions go up, 4 bytes per point instead of 96 or 192); otherwise
-/// `gathered` is uploaded as [`msm_many`] does.
+/// split plans): `gathered` is `bases[positions[t]]` for every t, or empty
+/// ([`crate::backend::Compute::msm_many_at`]), and each of `scalars` is
+/// `positions.len()` long. Where `bases` is part of the resident key, the
+/// tail's bases are gathered from it on the device (only the positions go
+/// up, 4 bytes per point instead of 96 or 192); otherwise the gathered
+/// bases (gathered on the host now where `gathered` is empty) are uploaded
+/// as [`msm_many`] does.
 pub fn msm_many_at<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
@@ -475,11 +477,10 @@ pub fn msm_many_at<G: DeviceGroup>(
     gathered: &[G::Affine],
     scalars: &[&[Scalar]],
 ) -> Result<Vec<G::Projective>> {
-    assert_eq!(positions.len(), gathered.len(), "msm_many_at: positions vs gathered bases");
     assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at: a position past the bases");
     let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
     let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
-        return msm_many::<G>(gpu, gathered, scalars);
+        return msm_many::<G>(gpu, &crate::backend::gathered_or_now(bases, positions, gathered), scalars);
     };
     assert!(scalars.iter().all(|s| s.len() == positions.len()), "msm_many_at: positions vs scalars");
     let n = positions.len();

@@ -200,6 +200,13 @@ impl GpuCall {
         pin_key(&self.exec.gpu, srs);
     }
 
+    /// Whether this call's key (phase 0's) has its copy on the device now
+    /// and the settings let calls read it there.
+    pub(super) fn key_on_device(&self) -> bool {
+        let srs_id = self.key.get().map(|k| k.1.srs_id);
+        self.exec.settings.key_resident && self.exec.gpu.memory.resident_key().is_some_and(|r| Some(r.srs_id) == srs_id)
+    }
+
     /// The key's vector lengths (zero before phase 0: direct use by tests).
     fn key_shape(&self) -> KeyShape {
         self.key.get().map(|k| k.0).unwrap_or_default()
@@ -437,9 +444,7 @@ impl GpuCall {
         room.compute_avail += if spare.is_some() { vector } else { 0 };
         // The H-MSM's buffers: larger MSMs where it reads this call's key
         // on the device.
-        let srs_id = self.key.get().map(|k| k.1.srs_id);
-        let key_on_device = settings.key_resident && exec.gpu.memory.resident_key().is_some_and(|r| Some(r.srs_id) == srs_id);
-        let h_work = if key_on_device {
+        let h_work = if self.key_on_device() {
             super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)
         } else {
             super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)

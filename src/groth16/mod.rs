@@ -47,8 +47,10 @@ fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
     v.iter().map(Vec::as_slice).collect()
 }
 
-/// The plan for one aux MSM in group `G` with its tail bases gathered once
-/// for all circuits. B′ has two (G1 and G2) over one plan, shared.
+/// The plan for one aux MSM in group `G`, with its tail bases gathered
+/// once for all circuits where the tail MSMs read them on the host (else
+/// empty: [`Compute::msm_many_at`]). B′ has two (G1 and G2) over one plan,
+/// shared.
 struct AuxMsm<'a, G: Group> {
     bases: &'a [G::Affine],
     plan: Arc<MsmPlan>,
@@ -56,10 +58,10 @@ struct AuxMsm<'a, G: Group> {
 }
 
 impl<'a, G: Group> AuxMsm<'a, G> {
-    fn new(bases: &'a [G::Affine], plan: Arc<MsmPlan>) -> Self {
+    fn new(bases: &'a [G::Affine], plan: Arc<MsmPlan>, gather: bool) -> Self {
         let tail_bases = match &*plan {
-            MsmPlan::Split { tail, .. } => tail.par_iter().map(|&q| bases[q as usize]).collect(),
-            MsmPlan::Plain { .. } => Vec::new(),
+            MsmPlan::Split { tail, .. } if gather => tail.par_iter().map(|&q| bases[q as usize]).collect(),
+            _ => Vec::new(),
         };
         AuxMsm { bases, plan, tail_bases }
     }
@@ -104,7 +106,7 @@ impl<'a, G: Group> AuxMsm<'a, G> {
                 let sums = compute.msm_many_at::<G>(self.bases, tail, &self.tail_bases, &slices(&gathered.tails));
                 tracing::debug!(
                     group = ?G::NAME,
-                    points = self.tail_bases.len(),
+                    points = tail.len(),
                     circuits = aux.len(),
                     gather_ms = crate::log::round1(gathered.took.as_secs_f64() * 1e3),
                     beside = tails.is_some(),
@@ -138,6 +140,24 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     }
 }
 
+/// Whether the split plans gather their tails' bases on the host, in G1 and
+/// in G2 ([`Plans::prepare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TailBases {
+    pub g1: bool,
+    pub g2: bool,
+}
+
+impl TailBases {
+    /// What `backend` reads on the host: G1's where it says so
+    /// ([`crate::backend::Backend::tail_bases_on_host`]), G2's also where
+    /// its G2 MSMs run on the host.
+    pub fn of<B: crate::backend::Backend + ?Sized>(backend: &B) -> TailBases {
+        let g1 = backend.tail_bases_on_host();
+        TailBases { g1, g2: g1 || backend.placement().g2_msm == Place::Host }
+    }
+}
+
 /// The split-MSM plans of one call: made once for all its circuits on the
 /// CPU thread (phase 0), read by the G1 sums (phase 2) and the G2 parts.
 pub struct Plans<'a> {
@@ -152,8 +172,10 @@ pub struct Plans<'a> {
 }
 
 impl<'a> Plans<'a> {
-    /// Prepares the L, A-aux and B-aux plans in parallel (rayon).
-    pub fn prepare(srs: &'a Srs, batch: &Batch<'a>) -> Plans<'a> {
+    /// Prepares the L, A-aux and B-aux plans in parallel (rayon), with the
+    /// tails' bases gathered on the host where the tail MSMs read them there
+    /// (`tail_bases`: in G1 and in G2, [`TailBases::of`]).
+    pub fn prepare(srs: &'a Srs, batch: &Batch<'a>, tail_bases: TailBases) -> Plans<'a> {
         let num_inputs = batch.num_inputs();
         let aux: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.aux).collect();
         let (l_plan, (a_plan, b_plan)) = rayon::join(
@@ -168,10 +190,10 @@ impl<'a> Plans<'a> {
         let b_inp_points = batch.b_inp.popcount;
         let b_plan = Arc::new(b_plan);
         let plans = Plans {
-            l: AuxMsm::new(&srs.l[..], Arc::new(l_plan)),
-            a: AuxMsm::new(&srs.a[num_inputs..], Arc::new(a_plan)),
-            b1: AuxMsm::new(&srs.b_g1[b_inp_points..], b_plan.clone()),
-            b2: AuxMsm::new(&srs.b_g2[b_inp_points..], b_plan),
+            l: AuxMsm::new(&srs.l[..], Arc::new(l_plan), tail_bases.g1),
+            a: AuxMsm::new(&srs.a[num_inputs..], Arc::new(a_plan), tail_bases.g1),
+            b1: AuxMsm::new(&srs.b_g1[b_inp_points..], b_plan.clone(), tail_bases.g1),
+            b2: AuxMsm::new(&srs.b_g2[b_inp_points..], b_plan, tail_bases.g2),
             b_inp: batch
                 .circuits
                 .iter()

@@ -82,7 +82,8 @@ pub fn prove<B: Backend + ?Sized>(
         let cpu = scope.spawn(move || {
             // Timed inside the pool: a wait for one of its workers (another
             // call's work) is not preparation.
-            let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch))));
+            let tail_bases = groth16::TailBases::of(backend);
+            let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch, tail_bases))));
             let _ = tx.send(plans.clone());
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
             // GPU), less the parts the backend runs on the device in phase 2.
