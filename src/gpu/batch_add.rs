@@ -120,7 +120,7 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
 /// the kernels alone, for benchmarks.
 pub fn batch_add_on_device<G: DeviceGroup>(gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
     assert!(n > 0 && d_bases.len() >= G::Affine::WORDS * n, "batch_add_on_device: {n} bases");
-    assert!(bitmaps.len() <= PASS_CIRCUITS, "batch_add_on_device: {} circuits in one pass", bitmaps.len());
+    assert!((1..=PASS_CIRCUITS).contains(&bitmaps.len()), "batch_add_on_device: {} circuits in one pass", bitmaps.len());
     let mut pass = Pass::<G>::new(gpu, n, bitmaps, Layout::new(n, bitmaps.len()))?;
     Ok(pass.chunk(gpu, d_bases, 0, n)?.expect("one chunk: it reduces"))
 }

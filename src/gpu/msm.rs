@@ -399,9 +399,11 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
                 }
                 Ok(acc)
             })();
-            // `key` is held until the chunks' kernels are done: each chunk
-            // ends with a download, which waits for this call's stream; after
-            // an error, kernels may still be queued, so wait for them here.
+            // `key` is held until the chunks' kernels are done: every caller's
+            // `f` ends its last chunk with a download (the batch addition's
+            // only there, the MSMs' at every chunk), which waits for this
+            // call's stream; after an error, kernels may still be queued, so
+            // wait for them here.
             if run.is_err() {
                 let _ = gpu.stream.synchronize();
             }

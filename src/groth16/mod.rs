@@ -305,29 +305,52 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
     let b_inp_points = batch.b_inp.popcount;
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Gathered>(0);
-        scope.spawn(move || {
-            for plan in [&plans.l.plan, &plans.a.plan, &plans.b1.plan] {
-                // A failed step on the device drops the receiver: stop.
-                if tx.send(Gathered::of(plan, &plans.aux)).is_err() {
-                    break;
+        let order = [&plans.l.plan, &plans.a.plan, &plans.b1.plan];
+        let feeder = std::thread::Builder::new()
+            .name("supraseal-c2-tails".into())
+            .spawn_scoped(scope, move || {
+                for plan in order {
+                    // A failed step on the device drops the receiver: stop.
+                    if tx.send(Gathered::of(plan, &plans.aux)).is_err() {
+                        break;
+                    }
                 }
+            })
+            // Where no thread can be made, each tail is gathered in its turn.
+            .ok();
+        let mut turn = 0;
+        let mut next = || -> Result<Gathered> {
+            turn += 1;
+            if feeder.is_some() {
+                rx.recv().map_err(|_| crate::error::Error::new(crate::error::code::EFAULT, "g1_sums: the tail-gather thread ended early"))
+            } else {
+                Ok(Gathered::of(order[turn - 1], &plans.aux))
             }
-        });
-        let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
-            Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
-        })?;
-        // Each base vector goes up once for all circuits (tails and input MSMs).
-        let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
-            let next = || rx.recv().map_err(|_| crate::error::Error::new(crate::error::code::EFAULT, "g1_sums: the tail-gather thread ended early"));
-            let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
-            let a_inp = compute.msm_many::<G1>(&srs.a[..num_inputs], &inputs)?;
-            let b_inp = compute.msm_many::<G1>(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
-            let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
-            let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
-            let b_tails = next()?;
-            Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&b_tails))?, b_tails)))
-        })?;
-        let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
-        Ok(G1Sums { sums, b_tails })
+        };
+        let sums = (|| -> Result<G1Sums> {
+            let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
+                Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
+            })?;
+            // Each base vector goes up once for all circuits (tails and input MSMs).
+            let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
+                let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
+                let a_inp = compute.msm_many::<G1>(&srs.a[..num_inputs], &inputs)?;
+                let b_inp = compute.msm_many::<G1>(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
+                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
+                let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
+                let b_tails = next()?;
+                Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&b_tails))?, b_tails)))
+            })?;
+            let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
+            Ok(G1Sums { sums, b_tails })
+        })();
+        // The feeder stops once the receiver is gone; a panic there is
+        // resumed here with its own message (the scope would report only
+        // that a scoped thread panicked).
+        drop(rx);
+        if let Some(Err(panic)) = feeder.map(|h| h.join()) {
+            std::panic::resume_unwind(panic);
+        }
+        sums
     })
 }
