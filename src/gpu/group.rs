@@ -4,39 +4,29 @@
 
 use blstrs::{G1Projective, G2Projective};
 
-use super::kernels::Kernel;
+use super::kernels::{Kernel, PointKernel};
 use super::words::Limbs;
 pub use crate::curve::{Points, G1, G2};
 
 /// A group the kernels are instantiated for: its host types, the sizes of
-/// its device points in u64 words and its kernel names.
+/// its device points in u64 words and its instances of the per-group kernels.
 /// (Affine bases: blst's layout, infinity all zero, read as u64 limbs.)
 pub trait DeviceGroup: Points<Affine: Limbs> {
     /// u64 words of an xyzz point (4 coordinates) and of a Jacobian one (3).
     const XYZZ_WORDS: usize;
     const JAC_WORDS: usize;
-    const BATCH_ADD: Kernel;
-    const REDUCE: Kernel;
-    const ACCUMULATE: Kernel;
-    const MERGE: Kernel;
-    const FIXUP: Kernel;
-    const SEGMENTS: Kernel;
-    const ADD_TABLES: Kernel;
     /// One Jacobian point from its `JAC_WORDS` words (x, y, z, Montgomery form).
     fn from_jacobian(words: &[u64]) -> Self::Projective;
+    /// This group's instance of `k`.
+    fn kernel(k: PointKernel) -> Kernel {
+        k.of(Self::NAME)
+    }
 }
 
 
 impl DeviceGroup for G1 {
     const XYZZ_WORDS: usize = 24;
     const JAC_WORDS: usize = 18;
-    const BATCH_ADD: Kernel = Kernel::G1BatchAdd;
-    const REDUCE: Kernel = Kernel::G1ReduceGroups;
-    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG1;
-    const MERGE: Kernel = Kernel::MsmMergePartialsG1;
-    const FIXUP: Kernel = Kernel::MsmFixupG1;
-    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG1;
-    const ADD_TABLES: Kernel = Kernel::G1AddTables;
     fn from_jacobian(w: &[u64]) -> G1Projective {
         let mut p = blst::blst_p1::default();
         p.x.l.copy_from_slice(&w[0..6]);
@@ -50,13 +40,6 @@ impl DeviceGroup for G1 {
 impl DeviceGroup for G2 {
     const XYZZ_WORDS: usize = 48;
     const JAC_WORDS: usize = 36;
-    const BATCH_ADD: Kernel = Kernel::G2BatchAdd;
-    const REDUCE: Kernel = Kernel::G2ReduceGroups;
-    const ACCUMULATE: Kernel = Kernel::MsmAccumulateG2;
-    const MERGE: Kernel = Kernel::MsmMergePartialsG2;
-    const FIXUP: Kernel = Kernel::MsmFixupG2;
-    const SEGMENTS: Kernel = Kernel::MsmBucketSegmentsG2;
-    const ADD_TABLES: Kernel = Kernel::G2AddTables;
     fn from_jacobian(w: &[u64]) -> G2Projective {
         let mut p = blst::blst_p2::default();
         for (k, fp2) in [&mut p.x, &mut p.y, &mut p.z].into_iter().enumerate() {

@@ -12,7 +12,7 @@ use group::Group;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::Kernel;
+use super::kernels::{Kernel, PointKernel};
 use super::tuning::{MsmProfile, MsmTuning};
 use super::words::{limbs, Limbs};
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
@@ -209,7 +209,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     let padded_threads = threads.div_ceil(block as usize) * block as usize;
     assert!(levels[0].head_keys.len() >= padded_threads, "accumulate: more threads than level-0 slots");
     let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::ACCUMULATE));
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmAccumulate)));
     l.arg(d_bases)
         .arg(idx)
         .arg(thread_keys)
@@ -223,7 +223,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         .arg(&mut levels[0].tails)
         .arg(&mut levels[0].tail_keys);
     // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::ACCUMULATE.name()))?;
+    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmAccumulate).name()))?;
     mark(|p| &mut p.accumulate_ms)?;
 
     // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
@@ -234,7 +234,7 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         let to = if from == 1 { 2 } else { 1 };
         let out_threads = entries.div_ceil(MERGE_K as usize);
         let (input, output) = pick(levels, from, to);
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::MERGE));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmMergePartials)));
         l.arg(&input.heads)
             .arg(&input.head_keys)
             .arg(&input.tails)
@@ -252,17 +252,17 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
         // slots) entries, writes out_threads ≤ output slots (sized for the
         // first merge level, the largest).
-        unsafe { l.launch(cfg) }.map_err(cuda_err(G::MERGE.name()))?;
+        unsafe { l.launch(cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmMergePartials).name()))?;
         (from, entries) = (to, 2 * out_threads);
     }
     let (first, last) = (&levels[0], &levels[from]);
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::FIXUP));
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmFixup)));
     l.arg(&mut *bucket_row).arg(&nb).arg(starts).arg(&k);
     l.arg(&first.heads).arg(&first.head_keys).arg(&first.tails).arg(&first.tail_keys);
     l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(big);
     // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
     // level 0's partials of its positions or the last level's `entries`.
-    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::FIXUP.name()))?;
+    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::kernel(PointKernel::MsmFixup).name()))?;
     mark(|p| &mut p.fixup_ms)
 }
 
@@ -277,12 +277,12 @@ pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_gr
 /// [`reduce`]'s launch: the `groups` Jacobian points stay on the device, in `out`.
 fn reduce_on_device<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize, out: &mut CudaSlice<u64>) -> Result<()> {
     assert!(out.len() >= G::JAC_WORDS * groups && points.len() >= G::XYZZ_WORDS * per_group * groups, "reduce: buffers vs {groups} groups of {per_group}");
-    let mut b = gpu.stream.launch_builder(gpu.kernel(G::REDUCE));
+    let mut b = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::ReduceGroups)));
     b.arg(points).arg(&per_group).arg(out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out
     // (both checked above).
-    unsafe { b.launch(cfg) }.map_err(cuda_err(G::REDUCE.name()))?;
+    unsafe { b.launch(cfg) }.map_err(cuda_err(G::kernel(PointKernel::ReduceGroups).name()))?;
     Ok(())
 }
 
@@ -731,11 +731,11 @@ fn msm_enqueue<G: DeviceGroup>(
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
         accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, &mut levels, &mut bucket_row, &mut mark)?;
     }
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::SEGMENTS));
+    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmBucketSegments)));
     l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&windows).arg(&mut seg_out);
     // SAFETY: kernel signature in cuda/msm.cu; reads windows rows of nb buckets,
     // writes windows·segments points, seg_out's size.
-    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::SEGMENTS.name()))?;
+    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmBucketSegments).name()))?;
     mark(|p| &mut p.segments_ms)?;
     reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize, &mut sums)?;
     Ok(Some(WindowSums { sums, c }))

@@ -11,7 +11,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::Kernel;
+use super::kernels::{Kernel, PointKernel};
 use super::msm::{self, DeviceGroup, Levels, SortBuffers};
 use super::words::{limbs, Limbs};
 use super::workspace::OnDevice;
@@ -116,10 +116,10 @@ pub fn bucket_sums<G: DeviceGroup>(
             let threads = m.div_ceil(POINTS_PER_THREAD as usize);
             msm::accumulate_sorted::<G>(gpu, &d_bases.slice(..), &sort.sorted(), POINTS_PER_THREAD, threads, &mut levels, &mut part_row, &mut unprofiled)?;
         }
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::ADD_TABLES));
+        let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::AddTables)));
         l.arg(&mut sums).arg(&part).arg(&table);
         // SAFETY: (xyzz_t*, const xyzz_t*, size_t); both tables hold `table` points.
-        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::ADD_TABLES.name()))?;
+        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::kernel(PointKernel::AddTables).name()))?;
     }
     let mut out = gpu.zeros::<u64>(G::JAC_WORDS * table, "alloc reduce output")?;
     msm::reduce::<G>(gpu, &sums, 1, table, &mut out)
