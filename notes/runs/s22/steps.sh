@@ -1,6 +1,6 @@
 # Session 22, one lease. Three calls:
 #   steps.sh kernels  # GPU tests, then the G1 MSM: sppark's, then ours with the launch sweep at 2^26
-#   steps.sh porep    # the porep-32g file, ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card
+#   steps.sh porep    # the porep-32g file, ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=3, resident and as a 16 GiB card
 #   steps.sh upstream # upstream 0.1.2 BATCH=10 WORKERS=3 on the same file, same seed
 # Same seed as s20/s21: every proof must be one of 8ecd408's (which equal upstream's).
 set -u
@@ -31,7 +31,7 @@ kernels)
   ;;
 porep)
   mkdir -p $OUT/ours
-  env OUT=$OUT/ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn" ./run.sh porep-same-run > /dev/null 2>&1
+  env OUT=$OUT/ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=3 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn" ./run.sh porep-same-run > /dev/null 2>&1
   grep -E "real|rc=" $OUT/ours/gpu-run-porep-same-run.log | head -4
   grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $OUT/ours/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
   same_proofs $OUT/ours/proofs-porep-32g-ours.txt
