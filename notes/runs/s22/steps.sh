@@ -1,4 +1,5 @@
 # Session 22, one lease. Three calls:
+# Pack: notes/runs/s22/pack.sh (here). Calls, each its own device call:
 #   steps.sh kernels  # GPU tests, then the G1 MSM: sppark's, then ours with the launch sweep at 2^26
 #   steps.sh porep    # the porep-32g file, ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=3, resident and as a 16 GiB card
 #   steps.sh upstream # upstream 0.1.2 BATCH=10 WORKERS=3 on the same file, same seed
