@@ -1,4 +1,4 @@
-# Session 22, one lease. Three calls:
+# The runs that measure 0a36813 and 86d81ec … on the H200 (planned for session 22, which was lent no device).
 # Pack: notes/runs/s22/pack.sh (here). Calls, each its own device call:
 #   steps.sh kernels  # GPU tests, then the G1 MSM: sppark's, then ours with the launch sweep at 2^26
 #   steps.sh porep    # the porep-32g file, ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=3, resident and as a 16 GiB card
