@@ -16,7 +16,7 @@
 
 use blstrs::Scalar;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::assignment::Density;
 
@@ -152,66 +152,46 @@ fn kind(s: &Scalar) -> u8 {
     }
 }
 
-/// Per-chunk counts used to place each chunk's output.
-struct ChunkCounts {
-    positions: usize,
-    tail: usize,
-}
-
 /// Builds the plan for `query` over the aux vectors of all circuits (equal
-/// lengths, `query.vars()` elements each).
+/// lengths, `query.vars()` elements each), in one pass over the scalars:
+/// each chunk's first position comes from the query alone (its selected
+/// variables), so the bitmaps and tails are written as the scalars are
+/// read, and the tail's length then decides between the split and the
+/// plain plan. Once the tails found pass half the positions the plan is
+/// plain whatever the rest holds, and the remaining chunks are skipped.
 pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
     let vars = query.vars();
     let chunks = vars.div_ceil(CHUNK_VARS);
     let range = |ci: usize| ci * CHUNK_VARS..((ci + 1) * CHUNK_VARS).min(vars);
     let in_tail = |j: usize| aux.iter().any(|a| kind(&a[j]) == 2);
 
-    // Pass 1: positions and tail size of each chunk.
-    let counts: Vec<ChunkCounts> = (0..chunks)
-        .into_par_iter()
-        .map(|ci| {
-            let (mut positions, mut tail) = (0, 0);
-            for j in range(ci).filter(|&j| query.selects(j)) {
-                positions += 1;
-                tail += in_tail(j) as usize;
-            }
-            ChunkCounts { positions, tail }
-        })
-        .collect();
-    let positions: usize = counts.iter().map(|c| c.positions).sum();
-    let tail_len: usize = counts.iter().map(|c| c.tail).sum();
+    // Positions of each chunk (no scalar is read), and each chunk's first.
+    let counts: Vec<usize> = (0..chunks).into_par_iter().map(|ci| range(ci).filter(|&j| query.selects(j)).count()).collect();
+    let positions: usize = counts.iter().sum();
     debug_assert_eq!(positions, query.positions());
     let q_start: Vec<usize> = counts
         .iter()
-        .scan(0, |acc, c| {
+        .scan(0, |acc, &c| {
             let s = *acc;
-            *acc += c.positions;
+            *acc += c;
             Some(s)
         })
         .collect();
 
-    if tail_len * 2 > positions {
-        // Plain path: gather each circuit's scalars in position order.
-        let scalars = aux
-            .par_iter()
-            .map(|a| match query {
-                Query::Full { .. } => a.to_vec(),
-                Query::Dense(_) => (0..vars).filter(|&j| query.selects(j)).map(|j| a[j]).collect(),
-            })
-            .collect();
-        return MsmPlan::Plain { scalars };
-    }
-
-    // Pass 2: bitmaps (atomic words, since a chunk's positions need not be
-    // word aligned) and per-chunk tails, concatenated in order.
+    // Bitmaps (atomic words, since a chunk's positions need not be word
+    // aligned) and per-chunk tails, concatenated in order.
     let words = positions.div_ceil(64);
     let ones: Vec<Vec<AtomicU64>> = aux.iter().map(|_| (0..words).map(|_| AtomicU64::new(0)).collect()).collect();
+    let tail_so_far = AtomicUsize::new(0);
+    let plain = || tail_so_far.load(Ordering::Relaxed) * 2 > positions;
     let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
+            let (mut tail, mut tail_vars) = (Vec::new(), Vec::new());
+            if plain() {
+                return (tail, tail_vars);
+            }
             let mut q = q_start[ci];
-            let mut tail = Vec::with_capacity(counts[ci].tail);
-            let mut tail_vars = Vec::with_capacity(counts[ci].tail);
             // Current word and its pending bits per circuit, flushed on word change.
             let mut word = q / 64;
             let mut pending = vec![0u64; aux.len()];
@@ -243,10 +223,24 @@ pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
             if word < words {
                 flush(word, &mut pending);
             }
+            tail_so_far.fetch_add(tail.len(), Ordering::Relaxed);
             (tail, tail_vars)
         })
         .collect();
 
+    if plain() {
+        drop((ones, parts));
+        // Plain path: gather each circuit's scalars in position order.
+        let scalars = aux
+            .par_iter()
+            .map(|a| match query {
+                Query::Full { .. } => a.to_vec(),
+                Query::Dense(_) => (0..vars).filter(|&j| query.selects(j)).map(|j| a[j]).collect(),
+            })
+            .collect();
+        return MsmPlan::Plain { scalars };
+    }
+    let tail_len = tail_so_far.into_inner();
     let (mut tail, mut tail_vars) = (Vec::with_capacity(tail_len), Vec::with_capacity(tail_len));
     for (t, v) in parts {
         tail.extend(t);
@@ -312,6 +306,36 @@ mod tests {
             assert_eq!(plan.gather_tails(&refs, pieces, min_piece), each, "{pieces} pieces of at least {min_piece}");
         }
         assert_eq!(plan.tail_scalars_all(&refs), each);
+    }
+
+    /// The split is taken while the tail is at most half the positions:
+    /// exactly half (spread over chunks) splits, one more is plain.
+    #[test]
+    fn the_plan_is_split_up_to_half_the_positions_in_the_tail() {
+        let vars = 4 * CHUNK_VARS + 10;
+        let two = Scalar::from(2u64);
+        for (extra, split) in [(0usize, true), (1, false)] {
+            // Every other variable in the tail, from the last chunk backwards, then `extra` more.
+            let mut aux = vec![Scalar::ONE; vars];
+            let mut left = vars / 2 + extra;
+            for j in (0..vars).rev().step_by(2).chain((0..vars).rev().skip(1).step_by(2)) {
+                if left == 0 {
+                    break;
+                }
+                aux[j] = two;
+                left -= 1;
+            }
+            let plan = prepare(Query::Full { vars }, &[&aux]);
+            match (&plan, split) {
+                (MsmPlan::Split { tail, ones, .. }, true) => {
+                    assert_eq!(tail.len(), vars / 2);
+                    let ones_count: u32 = ones[0].iter().map(|w| w.count_ones()).sum();
+                    assert_eq!(ones_count as usize, vars - vars / 2);
+                }
+                (MsmPlan::Plain { scalars }, false) => assert_eq!(scalars, &vec![aux.clone()]),
+                _ => panic!("{} of {vars} positions in the tail: expected split = {split}", vars / 2 + extra),
+            }
+        }
     }
 
     #[test]
