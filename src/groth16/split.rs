@@ -158,7 +158,9 @@ fn kind(s: &Scalar) -> u8 {
 /// variables), so the bitmaps and tails are written as the scalars are
 /// read, and the tail's length then decides between the split and the
 /// plain plan. Once the tails found pass half the positions the plan is
-/// plain whatever the rest holds, and the remaining chunks are skipped.
+/// plain whatever the rest holds, and the remaining chunks are skipped; a
+/// plain plan drops the pass's bitmaps and tails (their tails about half
+/// the positions, 8 bytes each) before it gathers the scalars.
 pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
     let vars = query.vars();
     let chunks = vars.div_ceil(CHUNK_VARS);
