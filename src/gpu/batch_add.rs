@@ -19,9 +19,9 @@ use crate::error::Result;
 /// pass does.
 const TARGET_SLOTS: usize = 1 << 18;
 
-/// Reduction blocks per chunk over all circuits of a pass: each circuit's
-/// partial sums are reduced in `REDUCE_BLOCKS / circuits` groups (on one
-/// block each), not all by one block, and the host adds the groups' sums.
+/// Reduction blocks of a pass over all its circuits: each circuit's partial
+/// sums are reduced in `REDUCE_BLOCKS / circuits` groups (on one block
+/// each), not all by one block, and the host adds the groups' sums.
 const REDUCE_BLOCKS: usize = 256;
 
 /// The most circuits one pass sums: a call with more makes several passes,

@@ -137,7 +137,6 @@ impl<M: Mem> SortBuffers<M> {
 }
 
 impl SortBuffers {
-
     /// Bucket starts and scatter cursors from row `row` of the counts, and
     /// the merge flag for accumulation threads of `k` points: the tiles'
     /// scans, their totals' scan, the tiles' offsets (cuda/msm.cu, the
