@@ -107,9 +107,9 @@ extern "C" __global__ void g2_batch_add(const g2_affine_t* bases, const uint64_t
                                         unsigned add, g2_xyzz_t* partials) {
     batch_add(bases, bitmaps, words, first_word, n, chunk, circuits, slots, add, partials);
 }
-extern "C" __global__ void g1_reduce_groups(const g1_xyzz_t* in, size_t per_group, g1_jacobian_t* out) {
-    reduce_groups(in, per_group, out);
+extern "C" __global__ void g1_reduce_groups(const g1_xyzz_t* input, size_t per_group, g1_jacobian_t* out) {
+    reduce_groups(input, per_group, out);
 }
-extern "C" __global__ void g2_reduce_groups(const g2_xyzz_t* in, size_t per_group, g2_jacobian_t* out) {
-    reduce_groups(in, per_group, out);
+extern "C" __global__ void g2_reduce_groups(const g2_xyzz_t* input, size_t per_group, g2_jacobian_t* out) {
+    reduce_groups(input, per_group, out);
 }

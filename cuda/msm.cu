@@ -49,6 +49,13 @@ __device__ __forceinline__ int32_t signed_digit(const uint32_t* t, unsigned wind
     return window + 1 < msm_windows(c) ? d - (int32_t)(1u << (c - 1)) : d;
 }
 
+// The 8 little-endian 32-bit limbs of recoded scalar i (msm_recode leaves
+// the 256-bit value t in an fr_t's storage: 8 limbs, 32 bytes).
+__device__ __forceinline__ const uint32_t* recoded_limbs(const fr_t* scalars, size_t i) {
+    static_assert(sizeof(fr_t) == 32, "a scalar is 8 limbs of 32 bits");
+    return reinterpret_cast<const uint32_t*>(scalars + i);
+}
+
 // In place: Montgomery form -> canonical s -> t = s + K, K = sum over
 // windows w < W-1 of 2^(c-1) * 2^(c*w), i.e. bit c*w + c - 1 set for each
 // (bits below c*(W-1) only). s < 2^255 and K < 2^(c*(W-1)) <= 2^255, so the
@@ -76,13 +83,14 @@ extern "C" __global__ void msm_recode(fr_t* scalars, size_t n, unsigned c) {
 // counts[w * nb + |d|] = points whose digit d in window w is nonzero, by
 // magnitude, for every window w in one pass: each scalar is read once (its
 // 32-byte sector stays in L1 across the windows), not once per window.
-extern "C" __global__ void msm_histogram(const uint32_t* scalars, size_t n, unsigned c, uint32_t nb,
+extern "C" __global__ void msm_histogram(const fr_t* scalars, size_t n, unsigned c, uint32_t nb,
                                          uint32_t* counts) {
     size_t i = global_tid();
     if (i >= n) return;
     const unsigned windows = msm_windows(c);
+    const uint32_t* t = recoded_limbs(scalars, i);
     for (unsigned w = 0; w < windows; w++) {
-        int32_t d = signed_digit(scalars + 8 * i, w, c);
+        int32_t d = signed_digit(t, w, c);
         if (d) atomicAdd(&counts[(size_t)w * nb + (d < 0 ? -d : d)], 1u);
     }
 }
@@ -201,11 +209,11 @@ extern "C" __global__ void msm_scan_offsets(uint32_t* starts, uint32_t* cursors,
 // 2^31). The accumulation's thread t starts at position t*K and needs only
 // the bucket there: thread_keys[t] = |d| where pos = t*K; it finds the
 // buckets after it from the starts, so no key per position is written.
-extern "C" __global__ void msm_scatter(const uint32_t* scalars, size_t n, unsigned c, unsigned window,
+extern "C" __global__ void msm_scatter(const fr_t* scalars, size_t n, unsigned c, unsigned window,
                                        uint32_t* cursors, uint32_t K, uint32_t* idx, uint32_t* thread_keys) {
     size_t i = global_tid();
     if (i >= n) return;
-    int32_t d = signed_digit(scalars + 8 * i, window, c);
+    int32_t d = signed_digit(recoded_limbs(scalars, i), window, c);
     if (!d) return;
     uint32_t mag = d < 0 ? (uint32_t)-d : (uint32_t)d;
     uint32_t pos = atomicAdd(&cursors[mag], 1u);

@@ -2,12 +2,12 @@
 //! is set, for the L, A and B queries' density-selected parts, for all
 //! circuits of a call in one pass over the bases.
 
-use cudarc::driver::{CudaView, PushKernelArg};
+use cudarc::driver::CudaView;
 use group::Group;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::PointKernel;
+use super::kernels::launch;
 use super::msm::{chunk_buffers_bytes, chunk_points, chunked_fold, reduce, DeviceGroup};
 use super::words::Limbs;
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
@@ -157,16 +157,13 @@ impl<G: DeviceGroup> Pass<G> {
         let first_word = first / 64;
         let add = u32::from(first > 0);
         let PassScratch { bits, partials, out } = &mut self.scratch;
-        let mut b = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::BatchAdd)));
-        b.arg(d_bases).arg(&*bits).arg(&words).arg(&first_word).arg(&len).arg(&chunk);
-        b.arg(&circuits).arg(&slots).arg(&add).arg(&mut *partials);
-        // SAFETY: (const affine_t*, const uint64_t*, size_t words, size_t first_word,
-        // size_t n, size_t chunk, size_t circuits, size_t slots, unsigned add, xyzz_t*):
-        // the kernel returns early past circuits × slots partials, the buffer's size,
-        // and its threads of `chunk` bases cover the len bases (asserted above);
+        // SAFETY: the kernel returns early past circuits × slots partials, the buffer's
+        // size, and its threads of `chunk` bases cover the len bases (asserted above);
         // circuit k reads words [k·words + first_word, k·words + (first + len)/64],
         // inside `bits` (first is a multiple of 64, first + len ≤ n).
-        unsafe { b.launch(grid(slots * circuits)) }.map_err(cuda_err(G::kernel(PointKernel::BatchAdd).name()))?;
+        unsafe {
+            launch::batch_add::<G>(gpu, grid(slots * circuits), d_bases, &*bits, words, first_word, len, chunk, circuits, slots, add, partials)
+        }?;
         // The last chunk reduces every chunk's partial sums (its download
         // waits for the stream while the bases, resident or uploaded, are
         // still held).

@@ -7,12 +7,12 @@
 //! from bucket |d|.
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig};
 use group::Group;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::{Kernel, PointKernel};
+use super::kernels::launch;
 use super::tuning::{MsmProfile, MsmTuning};
 use super::words::{limbs, Limbs};
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
@@ -92,6 +92,11 @@ impl<M: Mem> Levels<M> {
 const SCAN_TILE: u32 = 8192;
 const SCAN_THREADS: u32 = 1024;
 
+/// The constants above that mirror a `#define` of cuda/ (checked by the
+/// kernel table's tests).
+#[cfg(test)]
+pub(crate) const MIRRORED_DEFINES: &[(&str, u32)] = &[("REDUCE_THREADS", REDUCE_THREADS), ("SCAN_TILE", SCAN_TILE), ("SCAN_THREADS", SCAN_THREADS)];
+
 /// The counting sort of up to `n` points into `buckets` buckets: histograms
 /// into `counts` (`rows` of `buckets` counters, one per sort, filled by the
 /// caller's kernel), [`SortBuffers::scan`] of one row, then a scatter
@@ -147,20 +152,14 @@ impl SortBuffers {
         let nb = self.buckets as usize;
         let counts = self.counts.slice(row as usize * nb..(row as usize + 1) * nb);
         let blocks = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanTiles));
-        l.arg(&counts).arg(&mut self.starts).arg(&self.buckets).arg(&mut self.tile_sums).arg(&mut self.tile_max);
-        // SAFETY: (const uint32_t*, uint32_t*, uint32_t, uint32_t*, uint32_t*); one block per
-        // tile of SCAN_TILE counts (reads below `buckets` only), `tiles` sums and maxima.
-        unsafe { l.launch(blocks(tiles)) }.map_err(cuda_err("msm_scan_tiles"))?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanTotals));
-        l.arg(&mut self.tile_sums).arg(&self.tile_max).arg(&tiles).arg(&mut self.starts).arg(&self.buckets).arg(&big_points).arg(&mut self.big);
-        // SAFETY: (uint32_t*, const uint32_t*, uint32_t, uint32_t*, uint32_t, uint32_t, uint32_t*);
-        // one block; `tiles` entries, starts holds buckets + 1, one flag.
-        unsafe { l.launch(blocks(1)) }.map_err(cuda_err("msm_scan_totals"))?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScanOffsets));
-        l.arg(&mut self.starts).arg(&mut self.cursors).arg(&self.buckets).arg(&self.tile_sums);
-        // SAFETY: (uint32_t*, uint32_t*, uint32_t, const uint32_t*); one thread per bucket.
-        unsafe { l.launch(grid(self.buckets as usize)) }.map_err(cuda_err("msm_scan_offsets"))?;
+        let nb = self.buckets;
+        // SAFETY: one block per tile of SCAN_TILE counts (reads below `buckets` only),
+        // `tiles` sums and maxima.
+        unsafe { launch::msm_scan_tiles(gpu, blocks(tiles), &counts, &mut self.starts, nb, &mut self.tile_sums, &mut self.tile_max) }?;
+        // SAFETY: one block; `tiles` entries, starts holds buckets + 1, one flag.
+        unsafe { launch::msm_scan_totals(gpu, blocks(1), &mut self.tile_sums, &self.tile_max, tiles, &mut self.starts, nb, big_points, &mut self.big) }?;
+        // SAFETY: one thread per bucket; starts and cursors hold buckets entries, tile_sums `tiles`.
+        unsafe { launch::msm_scan_offsets(gpu, grid(nb as usize), &mut self.starts, &mut self.cursors, nb, &self.tile_sums) }?;
         Ok(())
     }
 
@@ -208,21 +207,14 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
     let padded_threads = threads.div_ceil(block as usize) * block as usize;
     assert!(levels[0].head_keys.len() >= padded_threads, "accumulate: more threads than level-0 slots");
     let acc_cfg = LaunchConfig { grid_dim: (padded_threads.div_ceil(block as usize) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmAccumulate)));
-    l.arg(d_bases)
-        .arg(idx)
-        .arg(thread_keys)
-        .arg(starts)
-        .arg(&nb)
-        .arg(&k)
-        .arg(&threads)
-        .arg(&mut *bucket_row)
-        .arg(&mut levels[0].heads)
-        .arg(&mut levels[0].head_keys)
-        .arg(&mut levels[0].tails)
-        .arg(&mut levels[0].tail_keys);
-    // SAFETY: kernel signature in cuda/msm.cu; threads ≤ padded_threads slots.
-    unsafe { l.launch(acc_cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmAccumulate).name()))?;
+    let l0 = &mut levels[0];
+    // SAFETY: threads ≤ padded_threads level-0 slots (asserted); the sorted positions
+    // index the bases; bucket_row holds the nb buckets.
+    unsafe {
+        launch::msm_accumulate::<G>(
+            gpu, acc_cfg, d_bases, idx, thread_keys, starts, nb, k, threads, bucket_row, &mut l0.heads, &mut l0.head_keys, &mut l0.tails, &mut l0.tail_keys,
+        )
+    }?;
     mark(|p| &mut p.accumulate_ms)?;
 
     // Merge levels until at most MERGE_FINAL_ENTRIES partials are left
@@ -233,35 +225,53 @@ pub(crate) fn accumulate_sorted<G: DeviceGroup>(
         let to = if from == 1 { 2 } else { 1 };
         let out_threads = entries.div_ceil(MERGE_K as usize);
         let (input, output) = pick(levels, from, to);
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmMergePartials)));
-        l.arg(&input.heads)
-            .arg(&input.head_keys)
-            .arg(&input.tails)
-            .arg(&input.tail_keys)
-            .arg(&entries)
-            .arg(&MERGE_K)
-            .arg(&out_threads)
-            .arg(&mut *bucket_row)
-            .arg(&mut output.heads)
-            .arg(&mut output.head_keys)
-            .arg(&mut output.tails)
-            .arg(&mut output.tail_keys)
-            .arg(big);
         let cfg = LaunchConfig { grid_dim: (out_threads.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: kernel signature in cuda/msm.cu; reads `entries` ≤ 2·(input
-        // slots) entries, writes out_threads ≤ output slots (sized for the
-        // first merge level, the largest).
-        unsafe { l.launch(cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmMergePartials).name()))?;
+        // SAFETY: reads `entries` ≤ 2·(input slots) entries, writes out_threads ≤ output
+        // slots (sized for the first merge level, the largest).
+        unsafe {
+            launch::msm_merge_partials::<G>(
+                gpu,
+                cfg,
+                &input.heads,
+                &input.head_keys,
+                &input.tails,
+                &input.tail_keys,
+                entries,
+                MERGE_K,
+                out_threads,
+                bucket_row,
+                &mut output.heads,
+                &mut output.head_keys,
+                &mut output.tails,
+                &mut output.tail_keys,
+                big,
+            )
+        }?;
         (from, entries) = (to, 2 * out_threads);
     }
     let (first, last) = (&levels[0], &levels[from]);
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmFixup)));
-    l.arg(&mut *bucket_row).arg(&nb).arg(starts).arg(&k);
-    l.arg(&first.heads).arg(&first.head_keys).arg(&first.tails).arg(&first.tail_keys);
-    l.arg(&last.heads).arg(&last.head_keys).arg(&last.tails).arg(&last.tail_keys).arg(&entries).arg(big);
-    // SAFETY: kernel signature in cuda/msm.cu; one thread per bucket, reading
-    // level 0's partials of its positions or the last level's `entries`.
-    unsafe { l.launch(grid(nb as usize)) }.map_err(cuda_err(G::kernel(PointKernel::MsmFixup).name()))?;
+    // SAFETY: one thread per bucket of bucket_row, reading level 0's partials of its
+    // positions or the last level's `entries`.
+    unsafe {
+        launch::msm_fixup::<G>(
+            gpu,
+            grid(nb as usize),
+            bucket_row,
+            nb,
+            starts,
+            k,
+            &first.heads,
+            &first.head_keys,
+            &first.tails,
+            &first.tail_keys,
+            &last.heads,
+            &last.head_keys,
+            &last.tails,
+            &last.tail_keys,
+            entries,
+            big,
+        )
+    }?;
     mark(|p| &mut p.fixup_ms)
 }
 
@@ -276,13 +286,9 @@ pub(crate) fn reduce<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_gr
 /// [`reduce`]'s launch: the `groups` Jacobian points stay on the device, in `out`.
 fn reduce_on_device<G: DeviceGroup>(gpu: &Exec, points: &CudaSlice<u64>, per_group: usize, groups: usize, out: &mut CudaSlice<u64>) -> Result<()> {
     assert!(out.len() >= G::JAC_WORDS * groups && points.len() >= G::XYZZ_WORDS * per_group * groups, "reduce: buffers vs {groups} groups of {per_group}");
-    let mut b = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::ReduceGroups)));
-    b.arg(points).arg(&per_group).arg(out);
     let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (REDUCE_THREADS, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: (const xyzz_t*, size_t, jacobian_t*); groups*per_group points in, groups out
-    // (both checked above).
-    unsafe { b.launch(cfg) }.map_err(cuda_err(G::kernel(PointKernel::ReduceGroups).name()))?;
-    Ok(())
+    // SAFETY: groups·per_group points in, groups out (both checked above).
+    unsafe { launch::reduce_groups::<G>(gpu, cfg, points, per_group, out) }
 }
 
 /// One MSM's window sums, still on the device (Jacobian, one per window of
@@ -501,12 +507,9 @@ pub fn msm_many_at<G: DeviceGroup>(
         for first in (0..n).step_by(chunk) {
             let len = chunk.min(n - first);
             gpu.stream.memcpy_htod(&positions[first..first + len], &mut d_pos.slice_mut(..len)).map_err(cuda_err("upload tail positions"))?;
-            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::GatherPoints));
-            l.arg(&view).arg(&d_pos).arg(&len).arg(&point_words).arg(&mut d_bases);
-            // SAFETY: (const uint64_t*, const uint32_t*, size_t n, unsigned words, uint64_t*):
-            // len ≤ most positions, each < bases.len() (asserted), so every read is
+            // SAFETY: len ≤ most positions, each < bases.len() (asserted), so every read is
             // inside the key's view of `bases` and the len·words writes inside d_bases.
-            unsafe { l.launch(grid(len * words)) }.map_err(cuda_err("gather_points"))?;
+            unsafe { launch::gather_points(gpu, grid(len * words), &view, &d_pos, len, point_words, &mut d_bases) }?;
             add_each::<G>(&mut acc, many.run::<G>(gpu, &d_bases.slice(..words * len), first, len)?);
         }
         Ok(acc)
@@ -699,10 +702,8 @@ fn msm_enqueue<G: DeviceGroup>(
         Ok(())
     };
 
-    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmRecode));
-    b.arg(&mut *d_scalars).arg(&n).arg(&c);
-    // SAFETY: (fr_t*, size_t, unsigned); n scalars.
-    unsafe { b.launch(grid(n)) }.map_err(cuda_err("msm_recode"))?;
+    // SAFETY: d_scalars holds n scalars (asserted).
+    unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
     mark(|p| &mut p.convert_ms)?;
 
     let MsmScratch { mut sort, mut buckets, mut levels, mut seg_out, mut sums } = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning)?;
@@ -710,31 +711,22 @@ fn msm_enqueue<G: DeviceGroup>(
     let seg_cfg = grid((windows * segments) as usize);
 
     let scalars = d_scalars.as_view();
-    let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmHistogram));
-    l.arg(&scalars).arg(&n).arg(&c).arg(&nb).arg(&mut sort.counts);
-    // SAFETY: (const uint32_t*, size_t, unsigned, uint32_t nb, uint32_t*); n scalars,
-    // windows rows of nb counters.
-    unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_histogram"))?;
+    // SAFETY: n scalars; counts holds windows rows of nb counters.
+    unsafe { launch::msm_histogram(gpu, grid(n), &scalars, n, c, nb, &mut sort.counts) }?;
     mark(|p| &mut p.histogram_ms)?;
 
     for w in 0..windows {
         let scalars = d_scalars.as_view();
         sort.scan(gpu, k, w)?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::MsmScatter));
-        l.arg(&scalars).arg(&n).arg(&c).arg(&w).arg(&mut sort.cursors).arg(&k).arg(&mut sort.idx).arg(&mut sort.thread_keys);
-        // SAFETY: (const uint32_t*, size_t, unsigned, unsigned, uint32_t*, uint32_t K, uint32_t*,
-        // uint32_t*); at most n positions and ceil(n / k) thread keys are written.
-        unsafe { l.launch(grid(n)) }.map_err(cuda_err("msm_scatter"))?;
+        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
+        unsafe { launch::msm_scatter(gpu, grid(n), &scalars, n, c, w, &mut sort.cursors, k, &mut sort.idx, &mut sort.thread_keys) }?;
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
         accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, &mut levels, &mut bucket_row, &mut mark)?;
     }
-    let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::MsmBucketSegments)));
-    l.arg(&buckets).arg(&nb).arg(&SEGMENT).arg(&segments).arg(&windows).arg(&mut seg_out);
-    // SAFETY: kernel signature in cuda/msm.cu; reads windows rows of nb buckets,
-    // writes windows·segments points, seg_out's size.
-    unsafe { l.launch(seg_cfg) }.map_err(cuda_err(G::kernel(PointKernel::MsmBucketSegments).name()))?;
+    // SAFETY: reads windows rows of nb buckets, writes windows·segments points, seg_out's size.
+    unsafe { launch::msm_bucket_segments::<G>(gpu, seg_cfg, &buckets, nb, SEGMENT, segments, windows, &mut seg_out) }?;
     mark(|p| &mut p.segments_ms)?;
     reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize, &mut sums)?;
     Ok(Some(WindowSums { sums, c }))

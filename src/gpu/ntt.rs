@@ -4,12 +4,12 @@
 //! passes of up to 10 stages held in shared memory (3 passes at 2^24).
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::Field;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::{Kernel, NTT_TILE_LG};
+use super::kernels::{launch, NTT_TILE_LG};
 use super::words::limbs;
 use super::scalar_buf::ScalarBuf;
 use crate::curve::root_of_unity;
@@ -43,10 +43,8 @@ struct PowerTables {
 fn powers_by_exponentiation(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<CudaSlice<u64>> {
     let mut out = gpu.zeros::<u64>(4 * len, "alloc power table")?;
     let c = consts(gpu, &[base, scale])?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrPowers));
-    b.arg(&mut out).arg(&c).arg(&len);
-    // SAFETY: kernel signature (fr_t*, const fr_t*, size_t); buffers hold len and 2 scalars.
-    unsafe { b.launch(grid(len)) }.map_err(cuda_err("fr_powers"))?;
+    // SAFETY: the buffers hold len and 2 scalars.
+    unsafe { launch::fr_powers(gpu, grid(len), &mut out, &c, len) }?;
     Ok(out)
 }
 
@@ -93,11 +91,8 @@ fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
 /// `data[i] *= scale·base^i` for i < n.
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
     let t = power_tables(gpu, base, scale, n)?;
-    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrMulPowersTab));
-    b.arg(data).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&n);
-    // SAFETY: (fr_t*, const fr_t*, const fr_t*, unsigned, size_t); data holds n scalars and
-    // the tables cover every i < n.
-    unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_mul_powers_tab"))?;
+    // SAFETY: data holds n scalars and the tables cover every i < n.
+    unsafe { launch::fr_mul_powers_tab(gpu, grid(n), data, &t.lo, &t.hi, t.lg_lo, n) }?;
     Ok(())
 }
 
@@ -129,10 +124,8 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> R
     if n == 1 {
         return Ok(());
     }
-    let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrBitReverse));
-    b.arg(&mut *data).arg(&lg_n);
-    // SAFETY: (fr_t*, unsigned); data holds n scalars.
-    unsafe { b.launch(grid(n)) }.map_err(cuda_err("fr_bit_reverse"))?;
+    // SAFETY: data holds n scalars.
+    unsafe { launch::fr_bit_reverse(gpu, grid(n), data, lg_n) }?;
     for (s0, k, lg_t) in ntt_passes(lg_n) {
         let tile = 1u32 << (k + lg_t);
         let cfg = LaunchConfig {
@@ -141,13 +134,11 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> R
             shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
         };
         let t = &tw.tables;
-        let mut b = gpu.stream.launch_builder(gpu.kernel(Kernel::FrNttPass));
-        b.arg(&mut *data).arg(&tw.roots).arg(&t.lo).arg(&t.hi).arg(&t.lg_lo).arg(&lg_n).arg(&s0).arg(&k).arg(&lg_t);
-        // SAFETY: (fr_t*, const fr_t* ×3, unsigned ×5); the blocks cover the n scalars exactly
-        // once (n / tile blocks of `tile` scalars); roots holds 2^(NTT_TILE_LG-1) scalars and
-        // the power tables cover every exponent below n/2; shared memory as the kernel lays it
-        // out, within NTT_MAX_SHARED_BYTES.
-        unsafe { b.launch(cfg) }.map_err(cuda_err("fr_ntt_pass"))?;
+        // SAFETY: the blocks cover the n scalars exactly once (n / tile blocks of `tile`
+        // scalars); roots holds 2^(NTT_TILE_LG-1) scalars and the power tables cover every
+        // exponent below n/2; shared memory as the kernel lays it out, within
+        // NTT_MAX_SHARED_BYTES.
+        unsafe { launch::fr_ntt_pass(gpu, cfg, data, &tw.roots, &t.lo, &t.hi, t.lg_lo, lg_n, s0, k, lg_t) }?;
     }
     Ok(())
 }
@@ -202,10 +193,8 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
         let dc = to_coset(2, &mut input)?;
         let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let k = consts(gpu, &[z_inv])?;
-        let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::FrQuotientPointwise));
-        l.arg(&mut *da).arg(&*db).arg(&*dc).arg(&k).arg(&n);
-        // SAFETY: (fr_t*, const fr_t*, const fr_t*, const fr_t*, size_t); all hold n scalars.
-        unsafe { l.launch(grid(n)) }.map_err(cuda_err("fr_quotient_pointwise"))?;
+        // SAFETY: a, b and c hold n scalars, k one.
+        unsafe { launch::fr_quotient_pointwise(gpu, grid(n), &mut *da, &*db, &*dc, &k, n) }?;
         spare(db);
         // c is dropped here, right after the pointwise step.
     }

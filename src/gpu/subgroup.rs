@@ -7,11 +7,11 @@
 //! chunk's bucket table added into the vector's; the host gets one Jacobian
 //! point per (group, bucket) and forms the rounds' combinations itself.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
-use super::kernels::{Kernel, PointKernel};
+use super::kernels::launch;
 use super::msm::{self, DeviceGroup, Levels, SortBuffers};
 use super::words::{limbs, Limbs};
 use super::workspace::OnDevice;
@@ -94,32 +94,24 @@ pub fn bucket_sums<G: DeviceGroup>(
         for g in 0..groups {
             let stream = first_stream + g as u64;
             let blocks = (first + m).div_ceil(16) - first / 16;
-            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::SubgroupBucketKeys));
-            l.arg(&d_key).arg(&stream).arg(&first).arg(&m).arg(&buckets).arg(&mut bucket_of);
-            // SAFETY: (const uint32_t*, uint64_t, size_t, size_t, uint32_t, uint32_t*);
-            // 8 key words; writes m ≤ chunk buckets.
-            unsafe { l.launch(grid(blocks)) }.map_err(cuda_err("subgroup_bucket_keys"))?;
+            // SAFETY: 8 key words; writes m ≤ chunk buckets.
+            unsafe { launch::subgroup_bucket_keys(gpu, grid(blocks), &d_key, stream, first, m, buckets, &mut bucket_of) }?;
 
             gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("memset counts"))?;
-            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::BucketHistogram));
-            l.arg(&bucket_of).arg(&m).arg(&mut sort.counts);
-            // SAFETY: (const uint32_t*, size_t, uint32_t*); m keys < buckets counters.
-            unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_histogram"))?;
+            // SAFETY: m keys, each below the buckets counters.
+            unsafe { launch::bucket_histogram(gpu, grid(m), &bucket_of, m, &mut sort.counts) }?;
             sort.scan(gpu, POINTS_PER_THREAD, 0)?;
-            let mut l = gpu.stream.launch_builder(gpu.kernel(Kernel::BucketScatter));
-            l.arg(&bucket_of).arg(&m).arg(&mut sort.cursors).arg(&POINTS_PER_THREAD).arg(&mut sort.idx).arg(&mut sort.thread_keys);
-            // SAFETY: (const uint32_t*, size_t, uint32_t*, uint32_t K, uint32_t*, uint32_t*); at
-            // most m positions and ceil(m / K) thread keys.
-            unsafe { l.launch(grid(m)) }.map_err(cuda_err("bucket_scatter"))?;
+            // SAFETY: at most m positions and ceil(m / K) thread keys are written.
+            unsafe {
+                launch::bucket_scatter(gpu, grid(m), &bucket_of, m, &mut sort.cursors, POINTS_PER_THREAD, &mut sort.idx, &mut sort.thread_keys)
+            }?;
 
             let mut part_row = part.slice_mut(g * row..(g + 1) * row);
             let threads = m.div_ceil(POINTS_PER_THREAD as usize);
             msm::accumulate_sorted::<G>(gpu, &d_bases.slice(..), &sort.sorted(), POINTS_PER_THREAD, threads, &mut levels, &mut part_row, &mut unprofiled)?;
         }
-        let mut l = gpu.stream.launch_builder(gpu.kernel(G::kernel(PointKernel::AddTables)));
-        l.arg(&mut sums).arg(&part).arg(&table);
-        // SAFETY: (xyzz_t*, const xyzz_t*, size_t); both tables hold `table` points.
-        unsafe { l.launch(grid(table)) }.map_err(cuda_err(G::kernel(PointKernel::AddTables).name()))?;
+        // SAFETY: both tables hold `table` points.
+        unsafe { launch::add_tables::<G>(gpu, grid(table), &mut sums, &part, table) }?;
     }
     let mut out = gpu.zeros::<u64>(G::JAC_WORDS * table, "alloc reduce output")?;
     msm::reduce::<G>(gpu, &sums, 1, table, &mut out)
