@@ -4,21 +4,17 @@
 //! passes of up to 10 stages held in shared memory (3 passes at 2^24).
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 use ff::Field;
 
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::{launch, NTT_TILE_LG};
 use super::words::limbs;
+use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use super::scalar_buf::ScalarBuf;
 use crate::curve::root_of_unity;
 use crate::error::Result;
-
-/// Uploads a few scalars (kernel constants).
-fn consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
-    gpu.upload(limbs(v), "upload constants")
-}
 
 /// log2 of the low table's length in [`PowerTables`].
 const LG_LO: u32 = 10;
@@ -29,54 +25,130 @@ const NTT_LG_COLS: u32 = 2;
 /// Threads per `fr_ntt_pass` block (a 2^10 tile has 512 butterflies per stage).
 const NTT_THREADS: u32 = 256;
 
+/// Kernel constants, uploaded once before the kernels that read them: a
+/// copy into the device from pageable memory between a call's kernels may
+/// wait for the stream.
+fn upload_consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
+    gpu.upload(limbs(v), "upload kernel constants")
+}
+
+/// Scalar i of a constants buffer, and the ones after it.
+fn consts_from(consts: &CudaSlice<u64>, i: usize) -> CudaView<'_, u64> {
+    consts.slice(4 * i..)
+}
+
+/// `out[i] = scale·base^i` for every scalar of `out`, by one exponentiation
+/// per element (only for the small tables); `consts` starts with base, scale.
+fn fill_powers(gpu: &Exec, out: &mut CudaSlice<u64>, consts: &CudaView<'_, u64>) -> Result<()> {
+    let len = out.len() / 4;
+    assert!(consts.len() >= 8, "fill_powers: two constants");
+    // SAFETY: out holds len scalars, consts two (asserted).
+    unsafe { launch::fr_powers(gpu, grid(len), out, consts, len) }
+}
+
+/// log2 of the low table's length for exponents below `len`.
+fn lg_lo(len: usize) -> u32 {
+    LG_LO.min(len.max(1).next_power_of_two().trailing_zeros())
+}
+
 /// Device tables giving scale·base^i for i < len with one multiplication:
 /// `lo[j] = scale·base^j` (j < 2^lg_lo) and `hi[k] = base^(k·2^lg_lo)`
 /// (k < len / 2^lg_lo), 4 u64 words per scalar, Montgomery form.
-struct PowerTables {
-    lo: CudaSlice<u64>,
-    hi: CudaSlice<u64>,
+struct PowerTables<M: Mem = Dev> {
+    lo: M::Buf<u64>,
+    hi: M::Buf<u64>,
     lg_lo: u32,
 }
 
-/// `out[i] = scale·base^i` for i < len by one exponentiation per element
-/// (only for the small tables).
-fn powers_by_exponentiation(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<CudaSlice<u64>> {
-    let mut out = gpu.zeros::<u64>(4 * len, "alloc power table")?;
-    let c = consts(gpu, &[base, scale])?;
-    // SAFETY: the buffers hold len and 2 scalars.
-    unsafe { launch::fr_powers(gpu, grid(len), &mut out, &c, len) }?;
-    Ok(out)
+/// Scalars of constants [`PowerTables::fill`] reads.
+const POWER_TABLE_CONSTS: usize = 4;
+
+impl<M: Mem> PowerTables<M> {
+    /// The tables' buffers for exponents below `len`.
+    fn new<A: Arena<M = M>>(arena: &mut A, len: usize) -> Result<Self> {
+        let lg_lo = lg_lo(len);
+        let lo = arena.zeros::<u64>(4 << lg_lo, "alloc power table")?;
+        let hi = arena.zeros::<u64>(4 * len.max(1).div_ceil(1 << lg_lo), "alloc power table")?;
+        Ok(PowerTables { lo, hi, lg_lo })
+    }
+
+    /// The constants that fill tables for exponents below `len` with
+    /// scale·base^i.
+    fn consts(len: usize, base: Scalar, scale: Scalar) -> [Scalar; POWER_TABLE_CONSTS] {
+        [base, scale, base.pow_vartime([1u64 << lg_lo(len)]), Scalar::ONE]
+    }
 }
 
-fn power_tables(gpu: &Exec, base: Scalar, scale: Scalar, len: usize) -> Result<PowerTables> {
-    let lg_lo = LG_LO.min(len.max(1).next_power_of_two().trailing_zeros());
-    let lo = powers_by_exponentiation(gpu, base, scale, 1 << lg_lo)?;
-    let hi = powers_by_exponentiation(gpu, base.pow_vartime([1u64 << lg_lo]), Scalar::ONE, len.div_ceil(1 << lg_lo))?;
-    Ok(PowerTables { lo, hi, lg_lo })
+impl PowerTables {
+    /// Fills the tables from their [`PowerTables::consts`] at `consts`.
+    fn fill(&mut self, gpu: &Exec, consts: &CudaView<'_, u64>) -> Result<()> {
+        fill_powers(gpu, &mut self.lo, &consts.slice(..8))?;
+        fill_powers(gpu, &mut self.hi, &consts.slice(8..16))
+    }
+
+    /// `data[i] *= lo[i mod 2^lg_lo]·hi[i / 2^lg_lo]` for i < n (n within the tables).
+    fn apply(&self, gpu: &Exec, data: &mut CudaSlice<u64>, n: usize) -> Result<()> {
+        assert!(data.len() >= 4 * n && (self.hi.len() / 4) << self.lg_lo >= n, "power tables: {n} scalars");
+        // SAFETY: data holds n scalars and the tables cover every i < n (asserted).
+        unsafe { launch::fr_mul_powers_tab(gpu, grid(n), data, &self.lo, &self.hi, self.lg_lo, n) }
+    }
+}
+
+/// `data[i] *= scale·base^i` for i < n.
+pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
+    let consts = upload_consts(gpu, &PowerTables::<Dev>::consts(n, base, scale))?;
+    let mut t = PowerTables::new(&mut OnDevice(gpu), n)?;
+    t.fill(gpu, &consts.as_view())?;
+    t.apply(gpu, data, n)
 }
 
 /// What `fr_ntt_pass` needs for the twiddles of one transform size and
 /// direction (cuda/ntt.cu): `roots[i] = w_(2^NTT_TILE_LG)^i` for i <
 /// 2^(NTT_TILE_LG−1) and power tables of the domain's root w (or w⁻¹) over
 /// n/2 exponents. A few MiB at 2^27, where a full table of w^i would take 2 GiB.
-pub struct Twiddles {
-    roots: CudaSlice<u64>,
-    tables: PowerTables,
+pub struct Twiddles<M: Mem = Dev> {
+    roots: M::Buf<u64>,
+    tables: PowerTables<M>,
 }
 
-impl Twiddles {
-    pub fn new(gpu: &Exec, lg_n: u32, inverse: bool) -> Result<Self> {
-        let inv = |w: Scalar| if inverse { w.invert().unwrap() } else { w };
-        let roots = powers_by_exponentiation(gpu, inv(root_of_unity(NTT_TILE_LG)), Scalar::ONE, 1 << (NTT_TILE_LG - 1))?;
-        let tables = power_tables(gpu, inv(root_of_unity(lg_n)), Scalar::ONE, ((1usize << lg_n) / 2).max(1))?;
+/// Scalars of constants [`Twiddles::fill`] reads.
+const TWIDDLE_CONSTS: usize = 2 + POWER_TABLE_CONSTS;
+
+impl<M: Mem> Twiddles<M> {
+    /// The buffers for a 2^lg_n transform.
+    fn alloc<A: Arena<M = M>>(arena: &mut A, lg_n: u32) -> Result<Self> {
+        let roots = arena.zeros::<u64>(4 << (NTT_TILE_LG - 1), "alloc NTT roots")?;
+        let tables = PowerTables::new(arena, half(lg_n))?;
         Ok(Twiddles { roots, tables })
     }
 
-    /// Device bytes of the tables for a 2^lg_n transform.
-    pub fn bytes(lg_n: u32) -> usize {
-        let half = ((1usize << lg_n) / 2).max(1);
-        let lg_lo = LG_LO.min(half.next_power_of_two().trailing_zeros());
-        32 * ((1 << (NTT_TILE_LG - 1)) + (1 << lg_lo) + half.div_ceil(1 << lg_lo))
+    /// The constants that fill the twiddles of a 2^lg_n transform, forward
+    /// or `inverse`.
+    fn consts(lg_n: u32, inverse: bool) -> [Scalar; TWIDDLE_CONSTS] {
+        let inv = |w: Scalar| if inverse { w.invert().unwrap() } else { w };
+        let t = PowerTables::<M>::consts(half(lg_n), inv(root_of_unity(lg_n)), Scalar::ONE);
+        [inv(root_of_unity(NTT_TILE_LG)), Scalar::ONE, t[0], t[1], t[2], t[3]]
+    }
+}
+
+/// The exponents a 2^lg_n transform's power tables cover.
+fn half(lg_n: u32) -> usize {
+    ((1usize << lg_n) / 2).max(1)
+}
+
+impl Twiddles {
+    /// The twiddles of a 2^lg_n transform, forward or `inverse`.
+    pub fn new(gpu: &Exec, lg_n: u32, inverse: bool) -> Result<Self> {
+        let consts = upload_consts(gpu, &Twiddles::<Dev>::consts(lg_n, inverse))?;
+        let mut tw = Twiddles::alloc(&mut OnDevice(gpu), lg_n)?;
+        tw.fill(gpu, &consts.as_view())?;
+        Ok(tw)
+    }
+
+    /// Fills the twiddles from their [`Twiddles::consts`] at `consts`.
+    fn fill(&mut self, gpu: &Exec, consts: &CudaView<'_, u64>) -> Result<()> {
+        fill_powers(gpu, &mut self.roots, &consts.slice(..8))?;
+        self.tables.fill(gpu, &consts.slice(8..))
     }
 }
 
@@ -87,14 +159,6 @@ fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
     32 * if s0 == 0 { tile } else { tile + (tile - cols) + k * cols }
 }
 
-
-/// `data[i] *= scale·base^i` for i < n.
-pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
-    let t = power_tables(gpu, base, scale, n)?;
-    // SAFETY: data holds n scalars and the tables cover every i < n.
-    unsafe { launch::fr_mul_powers_tab(gpu, grid(n), data, &t.lo, &t.hi, t.lg_lo, n) }?;
-    Ok(())
-}
 
 /// The passes of an NTT of 2^lg_n scalars, as (first stage s0, stages k,
 /// log2 columns per block): the first pass takes whole tiles of contiguous
@@ -151,13 +215,62 @@ pub fn upload_padded(gpu: &Exec, v: &[Scalar], n: usize, what: &str) -> Result<C
     Ok(d)
 }
 
+/// The quotient's own device buffers for a domain of n (its inputs a, b, c
+/// come from the caller): both directions' twiddles, one set of coset power
+/// tables (filled for the coset g·<w>, then again for the way back), and
+/// every constant its kernels read, uploaded before the first of them.
+struct QuotientScratch<M: Mem = Dev> {
+    fwd: Twiddles<M>,
+    inv: Twiddles<M>,
+    coset: PowerTables<M>,
+    consts: M::Buf<u64>,
+}
+
+/// Where each group of constants starts in [`QuotientScratch::consts`], in
+/// scalars: the twiddles', the coset's and its inverse's tables', z⁻¹.
+const Q_FWD: usize = 0;
+const Q_INV: usize = Q_FWD + TWIDDLE_CONSTS;
+const Q_COSET: usize = Q_INV + TWIDDLE_CONSTS;
+const Q_UNCOSET: usize = Q_COSET + POWER_TABLE_CONSTS;
+const Q_Z_INV: usize = Q_UNCOSET + POWER_TABLE_CONSTS;
+const Q_CONSTS: usize = Q_Z_INV + 1;
+
+impl<M: Mem> QuotientScratch<M> {
+    fn new<A: Arena<M = M>>(arena: &mut A, n: usize) -> Result<Self> {
+        let lg_n = n.trailing_zeros();
+        Ok(QuotientScratch {
+            fwd: Twiddles::alloc(arena, lg_n)?,
+            inv: Twiddles::alloc(arena, lg_n)?,
+            coset: PowerTables::new(arena, n)?,
+            consts: arena.zeros::<u64>(4 * Q_CONSTS, "alloc quotient constants")?,
+        })
+    }
+}
+
+/// The constants of a quotient over a domain of n, laid out as the `Q_`
+/// offsets say: evaluations on the roots → coefficients (·1/n folded into
+/// the coset shift) → evaluations on the coset g·<w>, the division by
+/// Z(g·x) = gⁿ − 1, and back with g⁻¹.
+fn quotient_consts(n: usize) -> Vec<Scalar> {
+    let lg_n = n.trailing_zeros();
+    let g = crate::curve::COSET_GENERATOR;
+    let n_inv = Scalar::from(n as u64).invert().unwrap();
+    let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+    let mut v = Vec::with_capacity(Q_CONSTS);
+    v.extend(Twiddles::<Dev>::consts(lg_n, false));
+    v.extend(Twiddles::<Dev>::consts(lg_n, true));
+    v.extend(PowerTables::<Dev>::consts(n, g, n_inv));
+    v.extend(PowerTables::<Dev>::consts(n, g.invert().unwrap(), n_inv));
+    v.push(z_inv);
+    debug_assert_eq!(v.len(), Q_CONSTS);
+    v
+}
+
 /// Device bytes [`quotient`] holds at its peak for a domain of n, with its
 /// a, b, c uploaded (3 · 32 · n, on the fallback path; pre-staged, they are
-/// counted in phase 1): the inputs, both directions' twiddles and one set of
-/// coset power tables.
+/// counted in phase 1): the inputs and its [`QuotientScratch`].
 pub fn quotient_bytes(n: usize) -> usize {
-    let lg_n = n.trailing_zeros();
-    3 * 32 * n + 2 * Twiddles::bytes(lg_n) + 32 * ((1 << LG_LO) + n.div_ceil(1 << LG_LO)) + 32
+    3 * 32 * n + bytes_of(|a| QuotientScratch::new(a, n))
 }
 
 /// See [`crate::backend::Compute::quotient`]. `input(k)` gives vector k
@@ -173,39 +286,71 @@ pub fn quotient_bytes(n: usize) -> usize {
 /// a's buffer.
 pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>, spare: impl FnOnce(ScalarBuf)) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
-    let tw_fwd = Twiddles::new(gpu, lg_n, false)?;
-    let tw_inv = Twiddles::new(gpu, lg_n, true)?;
-    let g = crate::curve::COSET_GENERATOR;
-    let n_inv = Scalar::from(n as u64).invert().unwrap();
+    let mut q = QuotientScratch::new(&mut OnDevice(gpu), n)?;
+    gpu.stream.memcpy_htod(limbs(&quotient_consts(n)), &mut q.consts).map_err(cuda_err("upload quotient constants"))?;
+    let QuotientScratch { fwd, inv, coset, consts } = &mut q;
+    fwd.fill(gpu, &consts_from(consts, Q_FWD))?;
+    inv.fill(gpu, &consts_from(consts, Q_INV))?;
+    coset.fill(gpu, &consts_from(consts, Q_COSET))?;
 
-    // Evaluations on the roots -> coefficients (·1/n folded into the coset
-    // shift) -> evaluations on the coset g·<w>.
     let to_coset = |k: usize, input: &mut dyn FnMut(usize) -> Result<ScalarBuf>| -> Result<ScalarBuf> {
         let mut d = input(k)?;
-        ntt(gpu, &mut d, &tw_inv, lg_n)?;
-        mul_powers(gpu, &mut d, g, n_inv, n)?;
-        ntt(gpu, &mut d, &tw_fwd, lg_n)?;
+        ntt(gpu, &mut d, inv, lg_n)?;
+        coset.apply(gpu, &mut d, n)?;
+        ntt(gpu, &mut d, fwd, lg_n)?;
         Ok(d)
     };
     let mut da = to_coset(0, &mut input)?;
     {
         let db = to_coset(1, &mut input)?;
         let dc = to_coset(2, &mut input)?;
-        let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
-        let k = consts(gpu, &[z_inv])?;
-        // SAFETY: a, b and c hold n scalars, k one.
-        unsafe { launch::fr_quotient_pointwise(gpu, grid(n), &mut *da, &*db, &*dc, &k, n) }?;
+        let z_inv = consts_from(consts, Q_Z_INV);
+        // SAFETY: a, b and c hold n scalars, z_inv one.
+        unsafe { launch::fr_quotient_pointwise(gpu, grid(n), &mut *da, &*db, &*dc, &z_inv, n) }?;
         spare(db);
         // c is dropped here, right after the pointwise step.
     }
-    ntt(gpu, &mut da, &tw_inv, lg_n)?;
-    mul_powers(gpu, &mut da, g.invert().unwrap(), n_inv, n)?;
+    ntt(gpu, &mut da, inv, lg_n)?;
+    // The coset tables again, for g⁻¹ (after the kernels that read them).
+    coset.fill(gpu, &consts_from(consts, Q_UNCOSET))?;
+    coset.apply(gpu, &mut da, n)?;
     Ok(da)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quotient's bytes are its inputs, the two directions' twiddles
+    /// (2^9 roots, 2^10 low powers and n/2 / 2^10 high ones each), one set
+    /// of coset tables (2^10 + n / 2^10) and its constants, 32 B per scalar.
+    #[test]
+    fn quotient_bytes_count_each_table_once() {
+        for lg_n in [11u32, 17, 24, 27] {
+            let n = 1usize << lg_n;
+            let twiddles = (1 << 9) + (1 << 10) + (n / 2).div_ceil(1 << 10);
+            let scalars = 3 * n + 2 * twiddles + (1 << 10) + n / (1 << 10) + Q_CONSTS;
+            assert_eq!(quotient_bytes(n), 32 * scalars, "2^{lg_n}");
+        }
+        // A domain smaller than the low table takes tables of its own size.
+        let twiddles = (1 << 9) + 2 + 1;
+        assert_eq!(quotient_bytes(4), 32 * (3 * 4 + 2 * twiddles + 4 + 1 + Q_CONSTS));
+    }
+
+    #[test]
+    fn the_quotients_constants_are_where_their_offsets_say() {
+        let n = 1 << 12;
+        let v = quotient_consts(n);
+        assert_eq!(v.len(), Q_CONSTS);
+        let g = crate::curve::COSET_GENERATOR;
+        let n_inv = Scalar::from(n as u64).invert().unwrap();
+        assert_eq!(v[Q_FWD], root_of_unity(NTT_TILE_LG));
+        assert_eq!(v[Q_INV], root_of_unity(NTT_TILE_LG).invert().unwrap());
+        assert_eq!(v[Q_INV + 2], root_of_unity(12).invert().unwrap());
+        assert_eq!(&v[Q_COSET..Q_COSET + 3], &[g, n_inv, g.pow_vartime([1u64 << LG_LO])]);
+        assert_eq!(&v[Q_UNCOSET..Q_UNCOSET + 2], &[g.invert().unwrap(), n_inv]);
+        assert_eq!(v[Q_Z_INV] * (g.pow_vartime([n as u64]) - Scalar::ONE), Scalar::ONE);
+    }
 
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.
     #[test]
