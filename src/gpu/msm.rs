@@ -418,10 +418,7 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
     let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
     let upload = if parts.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
     let stream = upload.as_ref().unwrap_or(&gpu.stream);
-    let mut bufs = vec![gpu.zeros::<u64>(words * bases.len().min(chunk), what)?];
-    if parts.len() > 1 {
-        bufs.push(gpu.zeros::<u64>(words * chunk, what)?);
-    }
+    let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), gpu.settings.gpu_chunk, what)?.bufs;
     let put = |i: usize, bufs: &mut [CudaSlice<u64>]| -> Result<()> {
         let part = parts[i];
         stream.memcpy_htod(limbs(part), &mut bufs[i % 2].slice_mut(..words * part.len())).map_err(cuda_err(what))
@@ -629,11 +626,27 @@ impl<M: Mem> MsmScratch<M> {
     }
 }
 
-/// Device bytes of the chunk buffers for `n` bases: one chunk, or two when
-/// there are several (uploads overlap the computation).
+/// The device buffers [`chunked_fold`] uploads `n` bases through, chunks of
+/// `chunk_bytes`: one chunk, or two when there are several (the next
+/// chunk's upload overlaps the computation on the last).
+struct ChunkBuffers<M: Mem = Dev> {
+    bufs: Vec<M::Buf<u64>>,
+}
+
+impl<M: Mem> ChunkBuffers<M> {
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, chunk_bytes: usize, what: &str) -> Result<Self> {
+        let (chunk, words) = (chunk_points::<G>(chunk_bytes), G::Affine::WORDS);
+        let mut bufs = vec![a.zeros::<u64>(words * n.min(chunk), what)?];
+        if n > chunk {
+            bufs.push(a.zeros::<u64>(words * chunk, what)?);
+        }
+        Ok(ChunkBuffers { bufs })
+    }
+}
+
+/// Device bytes of the chunk buffers for `n` bases ([`ChunkBuffers`]).
 pub(super) fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    let chunk = chunk_points::<G>(chunk_bytes);
-    8 * G::Affine::WORDS * if n > chunk { 2 * chunk } else { n }
+    bytes_of(|a| ChunkBuffers::new::<G, _>(a, n, chunk_bytes, "chunk buffers"))
 }
 
 /// Device bytes [`msm_device_scalars`] holds at once for `n` bases beside
