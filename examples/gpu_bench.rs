@@ -10,7 +10,8 @@
 //! with its bases already on the device (like sppark's harness), with a
 //! per-kernel profile, and a sweep of launch choices (`MsmTuning`) at
 //! 2^BENCH_MSM_SWEEP_LOG (24; an odd size is added to the even ones) whose
-//! fastest is rerun at every size; every
+//! fastest is rerun at every size, and a window sweep at a porep-32g tail's
+//! 2,118,373 points; every
 //! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
 //! Prints a table; without a GPU it says why
@@ -154,6 +155,25 @@ fn main() {
         }
     }
     drop(msm_inputs);
+    // The tails' size: a porep-32g partition's L, A and B tails are MSMs of
+    // ~1.5–2.1 M points (notes/GPU.md), below the sizes the sweep above
+    // tunes. Windows around MsmTuning::for_points's choice there; every
+    // choice must give the same point.
+    {
+        let n = 2_118_373usize;
+        let (b, s) = (bases(n), scalars(n));
+        let chosen = MsmTuning::for_points(n);
+        let mut want = None;
+        gpu.with_pinned(&s, || {
+            for window_bits in 14..=19 {
+                let t = MsmTuning { window_bits, ..chosen };
+                let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 3).unwrap();
+                assert_eq!(*want.get_or_insert(got), got, "tail-size MSM with {t:?} differs");
+                let mark = if t == chosen { " (the default)" } else { "" };
+                println!("| G1 MSM tail sweep | {n} | {ms:.1} | bases on the device, {t:?}{mark}; {} |", profile(&p));
+            }
+        });
+    }
     // G1 batch additions over one 2^23-base chunk already on the device (a
     // porep-32g L or A chunk), 7/8 of the bits set, for 1 and for 10
     // circuits in one pass: the per-circuit cost at both shapes. Circuit 0's
