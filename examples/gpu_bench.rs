@@ -158,17 +158,17 @@ fn main() {
     // The tails' size: a porep-32g partition's L, A and B tails are MSMs of
     // ~1.5–2.1 M points (notes/GPU.md), below the sizes the sweep above
     // tunes. Windows around MsmTuning::for_points's choice there; every
-    // choice must give the same point.
+    // choice must give the CPU backend's point.
     {
         let n = 2_118_373usize;
         let (b, s) = (bases(n), scalars(n));
+        let want = supraseal_c2::cpu::msm::msm::<supraseal_c2::cpu::msm::G1>(&b, &s);
         let chosen = MsmTuning::for_points(n);
-        let mut want = None;
         gpu.with_pinned(&s, || {
             for window_bits in 14..=19 {
                 let t = MsmTuning { window_bits, ..chosen };
                 let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 3).unwrap();
-                assert_eq!(*want.get_or_insert(got), got, "tail-size MSM with {t:?} differs");
+                assert_eq!(got, want, "tail-size MSM with {t:?} differs from the CPU's");
                 let mark = if t == chosen { " (the default)" } else { "" };
                 println!("| G1 MSM tail sweep | {n} | {ms:.1} | bases on the device, {t:?}{mark}; {} |", profile(&p));
             }

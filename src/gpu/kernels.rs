@@ -3,8 +3,10 @@
 //! [`launch`] has one typed function per kernel that pushes its arguments in
 //! the kernel's order. A test checks every declaration against the kernel's
 //! parameter list in cuda/ (names, order, `const` or not, element types), so
-//! a launch cannot pass a wrong argument count, order or width, nor hand a
-//! buffer the kernel writes to cudarc as one it only reads.
+//! a launch cannot pass a wrong argument count, a value or buffer of the
+//! wrong type, nor hand a buffer the kernel writes to cudarc as one it only
+//! reads. Two arguments of one type swapped at a call site still compile:
+//! the launch functions' parameter names are the kernels', for the reader.
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg};
 

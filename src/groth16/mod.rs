@@ -246,6 +246,23 @@ impl G2Parts {
     }
 }
 
+/// Input MSMs (over the public inputs' bases) of at most this many points
+/// run on the host, whatever the backend: a PoRep partition has tens of
+/// inputs, and on a device a Pippenger's fixed cost (dozens of windows of
+/// launches and a download; ~8 ms on the H200) is all such an MSM costs,
+/// inside the compute lock: the G1 input MSMs took ~17 ms per partition at
+/// both call shapes (one and ten circuits, `notes/runs/s21/`).
+const INPUT_MSM_ON_HOST: usize = 1 << 12;
+
+/// Σ scalars·bases for each circuit's input scalars: on the host up to
+/// [`INPUT_MSM_ON_HOST`] bases, else through `compute`.
+fn input_msms<C: Compute, G: Group>(compute: &C, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
+    if bases.len() <= INPUT_MSM_ON_HOST {
+        return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(bases, s)).collect());
+    }
+    compute.msm_many::<G>(bases, scalars)
+}
+
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
 /// `b_tails`: B′'s tail scalars where [`g1_sums`] gathered them already;
 /// `None` reads them from the witnesses.
@@ -258,7 +275,7 @@ pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2
         vec![<G2Projective as group::Group>::identity(); circuits]
     };
     if parts.msms() {
-        let inputs = compute.msm_many::<G2>(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
+        let inputs = input_msms::<C, G2>(compute, &srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
         let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
@@ -291,8 +308,8 @@ pub struct G1Sums {
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
 /// circuits first, one pass over each base vector
-/// ([`Compute::batch_add_many`]), then the input MSMs and each plan's
-/// tails. The tails' scalars are read from the witnesses on the host
+/// ([`Compute::batch_add_many`]), then the input MSMs ([`input_msms`])
+/// and each plan's tails. The tails' scalars are read from the witnesses on the host
 /// (random reads over each circuit's aux vector): a thread of its own
 /// gathers L's, A′'s, then B′'s while the device runs the batch additions
 /// and the tail MSMs before them. The handover is a rendezvous, so at most
@@ -334,8 +351,8 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             // Each base vector goes up once for all circuits (tails and input MSMs).
             let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
                 let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
-                let a_inp = compute.msm_many::<G1>(&srs.a[..num_inputs], &inputs)?;
-                let b_inp = compute.msm_many::<G1>(&srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
+                let a_inp = input_msms::<C, G1>(compute, &srs.a[..num_inputs], &inputs)?;
+                let b_inp = input_msms::<C, G1>(compute, &srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
                 let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
                 let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
                 let b_tails = next()?;
