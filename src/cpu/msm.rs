@@ -114,6 +114,17 @@ pub fn msm<C: Curve>(bases: &[C::Affine], scalars: &[Scalar]) -> C::Projective {
         .reduce(C::Projective::identity, |a, b| a + b)
 }
 
+/// [`msm`] on the calling thread, without rayon: for MSMs too small to be
+/// worth the pool, on a thread that must not wait behind the pool's other
+/// work (the one holding a device's compute lock).
+pub fn msm_here<C: Curve>(bases: &[C::Affine], scalars: &[Scalar]) -> C::Projective {
+    assert_eq!(bases.len(), scalars.len(), "msm_here: bases vs scalars");
+    if bases.is_empty() {
+        return C::Projective::identity();
+    }
+    C::pippenger(bases, &canonical_scalars(scalars))
+}
+
 /// Whether bit `i` of a u64-word bit vector is set.
 #[inline]
 pub fn bit(bits: &[u64], i: usize) -> bool {
@@ -163,10 +174,13 @@ mod tests {
                 bases[n - 1] = bases[n / 2];
             }
             assert_eq!(msm::<G1>(&bases, &scalars), naive::<G1>(&bases, &scalars), "n = {n}");
+            assert_eq!(msm_here::<G1>(&bases, &scalars), naive::<G1>(&bases, &scalars), "n = {n}, on this thread");
         }
+        assert_eq!(msm_here::<G1>(&[], &[]), G1Projective::identity());
         let bases: Vec<G2Affine> = (0..50).map(|_| G2Projective::random(&mut rng).to_affine()).collect();
         let scalars: Vec<Scalar> = (0..50).map(|_| Scalar::random(&mut rng)).collect();
         assert_eq!(msm::<G2>(&bases, &scalars), naive::<G2>(&bases, &scalars));
+        assert_eq!(msm_here::<G2>(&bases, &scalars), naive::<G2>(&bases, &scalars));
     }
 
     #[test]

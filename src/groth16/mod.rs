@@ -247,18 +247,21 @@ impl G2Parts {
 }
 
 /// Input MSMs (over the public inputs' bases) of at most this many points
-/// run on the host, whatever the backend: a PoRep partition has tens of
-/// inputs, and on a device a Pippenger's fixed cost (dozens of windows of
-/// launches and a download; ~8 ms on the H200) is all such an MSM costs,
-/// inside the compute lock: the G1 input MSMs took ~17 ms per partition at
-/// both call shapes (one and ten circuits, `notes/runs/s21/`).
+/// run on the calling thread, whatever the backend: a PoRep partition has
+/// tens of inputs, and on a device a Pippenger's fixed cost (dozens of
+/// windows of launches and a download; ~8 ms on the H200) is all such an
+/// MSM costs, inside the compute lock: the G1 input MSMs took ~17 ms per
+/// partition at both call shapes (one and ten circuits, `notes/runs/s21/`).
+/// Single-threaded blst takes a few ms at this bound, microseconds for tens.
 const INPUT_MSM_ON_HOST: usize = 1 << 12;
 
-/// Σ scalars·bases for each circuit's input scalars: on the host up to
-/// [`INPUT_MSM_ON_HOST`] bases, else through `compute`.
+/// Σ scalars·bases for each circuit's input scalars: on this thread up to
+/// [`INPUT_MSM_ON_HOST`] bases (not in the rayon pool, whose other calls'
+/// work the thread holding the compute lock must not wait behind), else
+/// through `compute`.
 fn input_msms<C: Compute, G: Group>(compute: &C, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
     if bases.len() <= INPUT_MSM_ON_HOST {
-        return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(bases, s)).collect());
+        return Ok(scalars.iter().map(|s| crate::cpu::msm::msm_here::<G>(bases, s)).collect());
     }
     compute.msm_many::<G>(bases, scalars)
 }
