@@ -148,9 +148,7 @@ impl GpuCall {
         }
         Ok(q)
     }
-}
 
-impl GpuCall {
     /// Whether the device's unmapped memory, as admission sees it (a
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB` card included), holds less than `bytes`
     /// beside the margin; `true` where it cannot be read.
