@@ -9,7 +9,6 @@ use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::launch;
 use super::msm::{chunk_buffers_bytes, chunk_points, chunked_fold, reduce, DeviceGroup};
-use super::words::Limbs;
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
 
@@ -119,7 +118,9 @@ fn one_pass<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], bitmaps: &[&[u64]])
 /// [`batch_add_many`] of up to [`PASS_CIRCUITS`] bitmaps over `n` bases
 /// already on the device (`d_bases`, blst's affine layout), in one chunk:
 /// the kernels alone, for benchmarks.
+#[cfg(any(test, feature = "tools"))]
 pub fn batch_add_on_device<G: DeviceGroup>(gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, bitmaps: &[&[u64]]) -> Result<Vec<G::Projective>> {
+    use super::words::Limbs;
     assert!(n > 0 && d_bases.len() >= G::Affine::WORDS * n, "batch_add_on_device: {n} bases");
     assert!((1..=PASS_CIRCUITS).contains(&bitmaps.len()), "batch_add_on_device: {} circuits in one pass", bitmaps.len());
     let mut pass = Pass::<G>::new(gpu, n, bitmaps, Layout::new(n, bitmaps.len()))?;

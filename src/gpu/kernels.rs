@@ -63,7 +63,8 @@ impl<T> Dst<T> for CudaViewMut<'_, T> {
 
 /// One parameter of a kernel as the table declares it: its name, how the
 /// kernel uses it (`src`: `const T*`, `dst`: `T*`, `val`: passed by value)
-/// and its Rust element or value type.
+/// and its Rust element or value type (for the tests against cuda/).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Param {
     pub name: &'static str,
@@ -128,6 +129,7 @@ macro_rules! kernels {
 
             /// Its parameters as the table declares them (what its typed
             /// launch in [`launch`] takes after the stream and the shape).
+            #[cfg(test)]
             pub const fn params(self) -> &'static [Param] {
                 match self {
                     $(Kernel::$variant => &[$(Param { name: stringify!($p), mode: stringify!($mode), ty: stringify!($t) },)*],)*
@@ -144,6 +146,7 @@ macro_rules! kernels {
 
         impl PointKernel {
             /// Every per-group kernel.
+            #[cfg(test)]
             pub const ALL: &'static [PointKernel] = &[$(PointKernel::$point,)*];
 
             /// Its instance for `group`.

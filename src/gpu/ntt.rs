@@ -28,6 +28,7 @@ const NTT_THREADS: u32 = 256;
 /// Kernel constants, uploaded once before the kernels that read them: a
 /// copy into the device from pageable memory between a call's kernels may
 /// wait for the stream.
+#[cfg(any(test, feature = "tools"))]
 fn upload_consts(gpu: &Exec, v: &[Scalar]) -> Result<CudaSlice<u64>> {
     gpu.upload(limbs(v), "upload kernel constants")
 }
@@ -95,6 +96,7 @@ impl PowerTables {
 }
 
 /// `data[i] *= scale·base^i` for i < n.
+#[cfg(any(test, feature = "tools"))]
 pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Scalar, n: usize) -> Result<()> {
     let consts = upload_consts(gpu, &PowerTables::<Dev>::consts(n, base, scale))?;
     let mut t = PowerTables::new(&mut OnDevice(gpu), n)?;
@@ -138,6 +140,7 @@ fn half(lg_n: u32) -> usize {
 
 impl Twiddles {
     /// The twiddles of a 2^lg_n transform, forward or `inverse`.
+    #[cfg(any(test, feature = "tools"))]
     pub fn new(gpu: &Exec, lg_n: u32, inverse: bool) -> Result<Self> {
         let consts = upload_consts(gpu, &Twiddles::<Dev>::consts(lg_n, inverse))?;
         let mut tw = Twiddles::alloc(&mut OnDevice(gpu), lg_n)?;
