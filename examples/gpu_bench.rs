@@ -14,6 +14,8 @@
 //! 2,118,373 points; every
 //! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
+//! BENCH_MSM_H_SWEEP=1 adds a window sweep at the H-MSM's 2^27 points
+//! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -226,4 +228,39 @@ fn main() {
         println!("| G2 MSM | 2^{lg} | {msm:.1} | GPU, pinned host bases and scalars in (3 runs); CPU backend on this host: {cpu:.1} ms |");
         println!("| G2 batch addition | 2^{lg} | {add:.1} | GPU, half the bits set, pinned bases (3 runs) |");
     }
+    if std::env::var_os("BENCH_MSM_H_SWEEP").is_some_and(|v| v == "1") {
+        h_msm_sweep(&gpu);
+    }
+}
+
+/// The H-MSM's shape: one MSM of 2^27 points (a porep-32g partition's H
+/// query, one MSM over the resident key), never swept at that size. The
+/// bases are 2^24 random points repeated 8 times (building 2^27 distinct
+/// ones would take minutes; the sort and the accumulation see the same
+/// access pattern), the scalars 2^27 random ones. Windows c = 19..22 around
+/// MsmTuning::for_points's 20; each must give the reference, Σ over the 8
+/// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
+/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~5 GB at
+/// c = 22).
+fn h_msm_sweep(gpu: &GpuBackendHandle) {
+    const BLOCKS: usize = 8;
+    let block = 1usize << 24;
+    let n = BLOCKS * block;
+    let base = bases(block);
+    let s = scalars(n);
+    let reference = gpu.with_pinned(&s, || {
+        s.chunks(block).map(|part| gpu.msm_g1_resident_ms(&base, part, MsmTuning::for_points(block), 1).unwrap().1).sum::<G1Projective>()
+    });
+    let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
+    drop(base);
+    let chosen = MsmTuning::for_points(n);
+    gpu.with_pinned(&s, || {
+        for window_bits in 19..=22 {
+            let t = MsmTuning { window_bits, ..chosen };
+            let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
+            assert_eq!(got, reference, "2^27-point MSM with {t:?} differs from the sum of its 2^24 blocks");
+            let mark = if t == chosen { " (the default)" } else { "" };
+            println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | bases on the device (2^24 repeated 8 times), {t:?}{mark}; {} |", profile(&p));
+        }
+    });
 }

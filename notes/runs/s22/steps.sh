@@ -1,6 +1,7 @@
-# The runs that measure 0a36813 and 86d81ec … on the H200 (planned for session 22, which was lent no device).
-# Pack: notes/runs/s22/pack.sh (here). Calls, each its own device call:
+# The runs that measure 0a36813 and 86d81ec … main's head on the H200 (planned in sessions 22 and 23,
+# which were lent no device). Pack: notes/runs/s22/pack.sh (here). Calls, each its own device call:
 #   steps.sh kernels  # GPU tests, then the G1 MSM: sppark's, then ours with the launch sweep at 2^26
+#   steps.sh hmsm     # the window sweep at the H-MSM's 2^27 points (gpu_bench BENCH_MSM_H_SWEEP=1)
 #   steps.sh porep    # the porep-32g file, ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=3, resident and as a 16 GiB card
 #   steps.sh upstream # upstream 0.1.2 BATCH=10 WORKERS=3 on the same file, same seed
 # Same seed as s20/s21: every proof must be one of 8ecd408's (which equal upstream's).
@@ -29,6 +30,12 @@ kernels)
     echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
   } > $K 2>&1
   grep -E "MSM|batch addition|rc=|panicked" $K
+  ;;
+hmsm)
+  H=$OUT/hmsm.log
+  BENCH_MSM_H_SWEEP=1 BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=18 BENCH_NTT_HOST=0 timeout 500 ./gpu_bench > $H 2>&1
+  echo "rc=$?" >> $H
+  grep -E "H-MSM shape|tail sweep|batch addition|rc=|panicked" $H
   ;;
 porep)
   mkdir -p $OUT/ours
