@@ -246,24 +246,18 @@ impl G2Parts {
     }
 }
 
-/// Input MSMs (over the public inputs' bases) of at most this many points
-/// run on the calling thread, whatever the backend: a PoRep partition has
-/// tens of inputs, and on a device a Pippenger's fixed cost (dozens of
-/// windows of launches and a download; ~8 ms on the H200) is all such an
-/// MSM costs, inside the compute lock: the G1 input MSMs took ~17 ms per
-/// partition at both call shapes (one and ten circuits, `notes/runs/s21/`).
-/// Single-threaded blst takes a few ms at this bound, microseconds for tens.
-const INPUT_MSM_ON_HOST: usize = 1 << 12;
+/// G1 input MSMs (over the public inputs' bases: 328 per porep-32g
+/// partition) of at most this many points run on a host thread of their own
+/// beside the batch additions, whatever the backend ([`g1_sums`]): on a
+/// device each is a Pippenger's fixed cost (dozens of windows of launches
+/// and a download, ~8 ms on the H200) inside the compute lock, ~17 ms per
+/// partition at both call shapes (`notes/runs/s21/`). Single-threaded blst
+/// takes ~6 ms for 512 G1 points, ~12 ms at this bound.
+const INPUT_MSM_ON_HOST: usize = 1 << 10;
 
-/// Σ scalars·bases for each circuit's input scalars: on this thread up to
-/// [`INPUT_MSM_ON_HOST`] bases (not in the rayon pool, whose other calls'
-/// work the thread holding the compute lock must not wait behind), else
-/// through `compute`.
-fn input_msms<C: Compute, G: Group>(compute: &C, bases: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
-    if bases.len() <= INPUT_MSM_ON_HOST {
-        return Ok(scalars.iter().map(|s| crate::cpu::msm::msm_here::<G>(bases, s)).collect());
-    }
-    compute.msm_many::<G>(bases, scalars)
+/// Σ scalars·bases for each of `scalars`, on this thread (blst, no rayon).
+fn msms_here(bases: &[blstrs::G1Affine], scalars: &[&[Scalar]]) -> Vec<G1Projective> {
+    scalars.iter().map(|s| crate::cpu::msm::msm_here::<G1>(bases, s)).collect()
 }
 
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
@@ -278,7 +272,7 @@ pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2
         vec![<G2Projective as group::Group>::identity(); circuits]
     };
     if parts.msms() {
-        let inputs = input_msms::<C, G2>(compute, &srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
+        let inputs = compute.msm_many::<G2>(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
         let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
@@ -311,9 +305,10 @@ pub struct G1Sums {
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
 /// circuits first, one pass over each base vector
-/// ([`Compute::batch_add_many`]), then the input MSMs ([`input_msms`])
-/// and each plan's tails. The tails' scalars are read from the witnesses on the host
-/// (random reads over each circuit's aux vector): a thread of its own
+/// ([`Compute::batch_add_many`]), the input MSMs beside them on a thread
+/// of their own ([`INPUT_MSM_ON_HOST`]), then each plan's tails. The
+/// tails' scalars are read from the witnesses on the host (random reads
+/// over each circuit's aux vector): a thread of its own
 /// gathers L's, A′'s, then B′'s while the device runs the batch additions
 /// and the tail MSMs before them. The handover is a rendezvous, so at most
 /// two plans' tails are on the host at once (the one in its MSM and the
@@ -323,7 +318,20 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
+    let (a_inp_bases, b_inp_bases) = (&srs.a[..num_inputs], &srs.b_g1[..b_inp_points]);
+    let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
+    let b_inp_scalars = slices(&plans.b_inp);
     std::thread::scope(|scope| {
+        // The input MSMs beside the batch additions, where they are small
+        // (else, or where no thread can be made, through `compute` in turn).
+        let mut input_msms = (num_inputs.max(b_inp_points) <= INPUT_MSM_ON_HOST)
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("supraseal-c2-inputs".into())
+                    .spawn_scoped(scope, || (msms_here(a_inp_bases, &inputs), msms_here(b_inp_bases, &b_inp_scalars)))
+                    .ok()
+            })
+            .flatten();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Gathered>(0);
         let order = [&plans.l.plan, &plans.a.plan, &plans.b1.plan];
         let feeder = std::thread::Builder::new()
@@ -351,11 +359,12 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
                 Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
             })?;
-            // Each base vector goes up once for all circuits (tails and input MSMs).
+            // Each base vector goes up once for all circuits (tails, and input MSMs through `compute`).
             let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
-                let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
-                let a_inp = input_msms::<C, G1>(compute, &srs.a[..num_inputs], &inputs)?;
-                let b_inp = input_msms::<C, G1>(compute, &srs.b_g1[..b_inp_points], &slices(&plans.b_inp))?;
+                let (a_inp, b_inp) = match input_msms.take() {
+                    Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
+                };
                 let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
                 let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
                 let b_tails = next()?;
@@ -364,11 +373,15 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
             Ok(G1Sums { sums, b_tails })
         })();
-        // The feeder stops once the receiver is gone; a panic there is
+        // The feeder stops once the receiver is gone; a panic there, or in
+        // the input MSMs' thread not joined above (an earlier error), is
         // resumed here with its own message (the scope would report only
         // that a scoped thread panicked).
         drop(rx);
         if let Some(Err(panic)) = feeder.map(|h| h.join()) {
+            std::panic::resume_unwind(panic);
+        }
+        if let Some(Err(panic)) = input_msms.map(|h| h.join()) {
             std::panic::resume_unwind(panic);
         }
         sums
