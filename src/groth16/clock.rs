@@ -24,8 +24,10 @@ pub struct PhaseTimes {
     /// Batch additions in phase 2 (G1: L, A′, B′ split paths; G2: B′ where the
     /// backend runs it on the device).
     pub batch_add: Duration,
-    /// G1 tail MSMs, plain MSMs and input MSMs (L, A′, B′), and the G2 MSMs
-    /// of B′ when they run on the device (`SUPRASEAL_C2_G2_MSM=gpu`).
+    /// G1 tail MSMs and plain MSMs (L, A′, B′), the G1 input MSMs (the wait
+    /// for their thread beside the batch additions, or the MSMs where they
+    /// run in turn), and the G2 MSMs of B′ when they run on the device
+    /// (`SUPRASEAL_C2_G2_MSM=gpu`).
     pub tails: Duration,
     /// The parts of B′ in G2 on the CPU thread: the G2 MSMs (input MSM and
     /// tail; zero time when they run on the device), and the batch addition

@@ -313,7 +313,7 @@ pub struct G1Sums {
 /// and the tail MSMs before them. The handover is a rendezvous, so at most
 /// two plans' tails are on the host at once (the one in its MSM and the
 /// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
-/// latter includes any wait for a gather).
+/// latter includes any wait for a gather or for the input MSMs' thread).
 pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
@@ -328,6 +328,9 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             .then(|| {
                 std::thread::Builder::new()
                     .name("supraseal-c2-inputs".into())
+                    // blst's Pippenger keeps its tables on the stack (~80 KB
+                    // at 31 G1 points): not left to RUST_MIN_STACK.
+                    .stack_size(2 << 20)
                     .spawn_scoped(scope, || (msms_here(a_inp_bases, &inputs), msms_here(b_inp_bases, &b_inp_scalars)))
                     .ok()
             })
