@@ -298,7 +298,17 @@ impl Backend for GpuCall {
         if let Err(e) = gpu.ctx.check_err() {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
-        gpu.memory.trim_pool()
+        let t = Instant::now();
+        let trimmed = gpu.memory.trim_pool();
+        let (allocations, alloc_time) = self.exec.allocations();
+        tracing::debug!(
+            target: "supraseal_c2::gpu::stage",
+            allocations,
+            alloc_ms = crate::log::round1(alloc_time.as_secs_f64() * 1e3),
+            trim_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
+            "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
+        );
+        trimmed
     }
     fn unpin(&self) {
         self.unpin_all();

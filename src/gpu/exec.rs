@@ -1,7 +1,9 @@
 //! One call's compute stream on a device ([`Exec`]): phase-2 allocations from
 //! the device's compute pool, uploads and downloads, and the launch shape.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
@@ -18,20 +20,35 @@ pub struct Exec {
     pub settings: Settings,
     /// The phase its allocations count in (`SUPRASEAL_C2_FAULT_ALLOC`).
     phase: FaultPhase,
+    /// Its compute-pool allocations so far, and the host time they took (a
+    /// pool trimmed at the end of the last call maps its memory again here).
+    allocs: AtomicU64,
+    alloc_nanos: AtomicU64,
 }
 
 impl Exec {
     /// A new stream on `gpu` for a proving call's phase 2.
     pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
         let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2 })
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0) })
     }
 
     /// A new stream on `gpu` for a params load, whose allocations count
     /// apart from the proving calls' (`N@load`).
     pub fn for_load(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
         let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load })
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0) })
+    }
+
+    /// Counts one compute-pool allocation that started at `t`.
+    fn allocated(&self, t: Instant) {
+        self.allocs.fetch_add(1, Ordering::Relaxed);
+        self.alloc_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// This stream's compute-pool allocations so far and the host time they took.
+    pub fn allocations(&self) -> (u64, Duration) {
+        (self.allocs.load(Ordering::Relaxed), Duration::from_nanos(self.alloc_nanos.load(Ordering::Relaxed)))
     }
 
     /// A kernel of the module.
@@ -43,8 +60,10 @@ impl Exec {
     /// device's compute pool on this call's stream).
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, host: &[T], what: &str) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, self.phase, std::mem::size_of_val(host), what)?;
+        let t = Instant::now();
         // SAFETY: every element is written by the copy before any read.
         let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(&self.stream, host.len(), what) }?;
+        self.allocated(t);
         self.stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?;
         Ok(d)
     }
@@ -56,8 +75,10 @@ impl Exec {
         what: &str,
     ) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
+        let t = Instant::now();
         // SAFETY: zeroed below before any read.
         let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(&self.stream, n.max(1), what) }?;
+        self.allocated(t);
         self.stream.memset_zeros(&mut d).map_err(cuda_err(what))?;
         Ok(d)
     }
@@ -78,8 +99,10 @@ impl Exec {
         what: &str,
     ) -> Result<CudaSlice<T>> {
         check_alloc(&self.gpu, &self.settings, self.phase, n.max(1) * std::mem::size_of::<T>(), what)?;
+        let t = Instant::now();
         // SAFETY: the tail is zeroed below; the caller writes the head.
         let mut d = unsafe { self.gpu.memory.compute_alloc::<T>(stream, n.max(1), what) }?;
+        self.allocated(t);
         if written < n {
             stream.memset_zeros(&mut d.slice_mut(written..)).map_err(cuda_err(what))?;
         }
