@@ -165,16 +165,7 @@ fn main() {
         let n = 2_118_373usize;
         let (b, s) = (bases(n), scalars(n));
         let want = supraseal_c2::cpu::msm::msm::<supraseal_c2::cpu::msm::G1>(&b, &s);
-        let chosen = MsmTuning::for_points(n);
-        gpu.with_pinned(&s, || {
-            for window_bits in 14..=19 {
-                let t = MsmTuning { window_bits, ..chosen };
-                let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 3).unwrap();
-                assert_eq!(got, want, "tail-size MSM with {t:?} differs from the CPU's");
-                let mark = if t == chosen { " (the default)" } else { "" };
-                println!("| G1 MSM tail sweep | {n} | {ms:.1} | bases on the device, {t:?}{mark}; {} |", profile(&p));
-            }
-        });
+        window_sweep(&gpu, &b, &s, 14..=19, 3, want, ("G1 MSM tail sweep", &n.to_string(), "bases on the device"));
     }
     // G1 batch additions over one 2^23-base chunk already on the device (a
     // porep-32g L or A chunk), 7/8 of the bits set, for 1 and for 10
@@ -253,14 +244,21 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
     });
     let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
     drop(base);
-    let chosen = MsmTuning::for_points(n);
-    gpu.with_pinned(&s, || {
-        for window_bits in 19..=22 {
+    window_sweep(gpu, &b, &s, 19..=22, 2, reference, ("G1 MSM, H-MSM shape", "2^27", "bases on the device (2^24 repeated 8 times)"));
+}
+
+/// The G1 MSM over `b`, `s` (bases on the device) at each window width of
+/// `windows`, the rest of MsmTuning::for_points's choice kept; each must
+/// give `want`. Prints one row per width, labelled `(op, size, how)`.
+fn window_sweep(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], windows: std::ops::RangeInclusive<u32>, reps: usize, want: G1Projective, (op, size, how): (&str, &str, &str)) {
+    let chosen = MsmTuning::for_points(b.len());
+    gpu.with_pinned(s, || {
+        for window_bits in windows {
             let t = MsmTuning { window_bits, ..chosen };
-            let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
-            assert_eq!(got, reference, "2^27-point MSM with {t:?} differs from the sum of its 2^24 blocks");
+            let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, reps).unwrap();
+            assert_eq!(got, want, "{op}: the MSM with {t:?} differs from the reference");
             let mark = if t == chosen { " (the default)" } else { "" };
-            println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | bases on the device (2^24 repeated 8 times), {t:?}{mark}; {} |", profile(&p));
+            println!("| {op} | {size} | {ms:.1} | {how}, {t:?}{mark}; {} |", profile(&p));
         }
     });
 }
