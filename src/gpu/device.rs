@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::locks::RegistrationGate;
 
 /// The kernels compiled by build.rs from cuda/kernels.cu.
-static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
+pub(super) static FATBIN: &[u8] = include_bytes!(env!("SUPRASEAL_C2_FATBIN"));
 
 /// Converts a driver error into our error: the CUDA error number as code and
 /// the call that failed in the message.

@@ -350,6 +350,30 @@ mod tests {
         assert_eq!(names.len(), Kernel::ALL.len());
     }
 
+    /// Every kernel of the table is in the embedded fatbin's code, once per
+    /// SASS architecture built: the sources' parser above cannot see a kernel
+    /// the preprocessor hides (`#if 0`) or a per-group macro instantiated
+    /// under another name, which would otherwise show only as a failed
+    /// module load on a device.
+    #[test]
+    fn every_kernel_is_compiled_for_every_architecture() {
+        let archs = env!("SUPRASEAL_C2_ARCHS");
+        let fatbin = crate::gpu::device::FATBIN;
+        let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+        // One ELF image (cubin) per SASS architecture; the PTX is not one.
+        let mut starts: Vec<usize> = fatbin.windows(4).enumerate().filter(|(_, w)| *w == b"\x7fELF").map(|(i, _)| i).collect();
+        assert_eq!(starts.len(), archs.split(',').count(), "cubins in the fatbin against the architectures built ({archs}); compressed cubins? (NVCC_APPEND_FLAGS)");
+        starts.push(fatbin.len());
+        for cubin in starts.windows(2).map(|s| &fatbin[s[0]..s[1]]) {
+            for k in Kernel::ALL {
+                // A kernel's code is the section `.text.<symbol>`, named in the
+                // cubin's table of NUL-terminated section names.
+                let section = format!("\0.text.{}\0", k.name());
+                assert!(find(cubin, section.as_bytes()).is_some(), "{}: not in every cubin of the fatbin ({archs})", k.name());
+            }
+        }
+    }
+
     /// The value of `#define name value` in cuda/ (a number, or a product
     /// of earlier defines in parentheses).
     fn cuda_define(name: &str) -> u64 {

@@ -1,0 +1,74 @@
+# The runs that measure 0a36813 … main's head on the H200 (sessions 22–23 were lent no device).
+# Pack: notes/runs/s24/pack.sh. Each argument is one step, run in order, in one device call:
+#   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params)       ~210 s
+#   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
+#   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
+#   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
+#   upstream  upstream 0.1.2 BATCH=10 WORKERS=1 on the same file, same seed                ~150 s
+#   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
+# Planned calls on a warm machine (the file lives in /tmp while it stays warm):
+#   steps.sh synth-bg tests wait · steps.sh porep bench · steps.sh upstream hmsm
+# Same seed as s20/s21: every proof must be one of 8ecd408's (which equal upstream's).
+set -u
+cd "$(dirname "$0")"
+export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
+same_proofs() {  # every line of $1 is a line of 8ecd408's proofs
+  extra=$(sort -u "$1" | comm -23 - <(sort -u 8ecd408-proofs-ours.txt) | wc -l)
+  echo "$(basename "$1"): $(sort -u "$1" | wc -l) distinct proofs, $extra not among 8ecd408's $(wc -l < 8ecd408-proofs-ours.txt)"
+}
+LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
+for step in "$@"; do
+  echo "### $step at $(date +%T)"
+  case "$step" in
+  tests)
+    L=$OUT/tests.log
+    {
+      echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv; nproc; free -g | head -2
+      for t in gpu gpu_proofs lock_protocol gpu_params; do
+        echo "== $t"; s=$(date +%s)
+        timeout 240 ./$t --test-threads=1 --nocapture
+        echo "rc=$? ($t, $(( $(date +%s) - s )) s)"
+      done
+    } > $L 2>&1
+    grep -E "^(== |rc=|test result|test .*FAILED|failures:|thread .* panicked)" $L
+    ;;
+  synth-bg)
+    df -h /tmp | tail -n 1
+    ( { time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out /tmp/p32.params; echo "rc=$?"; } > $OUT/synth.log 2>&1 ) &
+    ;;
+  wait)
+    wait; tail -n 5 $OUT/synth.log
+    ;;
+  bench)
+    K=$OUT/kernels.log
+    {
+      echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
+      echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
+    } > $K 2>&1
+    grep -E "MSM|batch addition|sweep|rc=|panicked" $K
+    ;;
+  porep)
+    mkdir -p $OUT/ours
+    env OUT=$OUT/ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS" timeout 330 ./run.sh porep-same-run > /dev/null 2>&1
+    G=$OUT/ours/gpu-run-porep-same-run.log
+    grep -E "real|rc=" $G | head -4
+    grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
+    grep -o "compute-pool allocations of the call.*" $G | head -3
+    same_proofs $OUT/ours/proofs-porep-32g-ours.txt
+    ;;
+  upstream)
+    mkdir -p $OUT/upstream
+    env OUT=$OUT/upstream BATCH=10 WORKERS=1 PARTITIONS=1 KEEP=1 SKIP_OURS=1 timeout 300 ./run.sh porep-same-run > /dev/null 2>&1
+    grep -v -E "^ *(at|in) |^ROW" $OUT/upstream/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|GPU|busy|==|peak|load" | tail -n 20
+    same_proofs $OUT/upstream/proofs-porep-32g-upstream.txt
+    ;;
+  hmsm)
+    H=$OUT/hmsm.log
+    BENCH_MSM_H_SWEEP=1 BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=18 BENCH_NTT_HOST=0 timeout 300 ./gpu_bench > $H 2>&1
+    echo "rc=$?" >> $H
+    grep -E "H-MSM shape|tail sweep|batch addition|rc=|panicked" $H
+    ;;
+  *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+echo "### done at $(date +%T)"
