@@ -228,19 +228,28 @@ pub fn bench(args: BenchArgs) -> Result<bool> {
     let mode_name = |m: &Mode| if args.lib == Lib::Upstream { "its own lock".to_string() } else { m.to_string() };
     let mut ok = true;
     let mut notes = Notes::default();
-    // One untimed partition first: it loads the kernels and page-locks the
-    // key (a one-time cost of seconds at 2^24), which would otherwise land in
-    // the first timed mode's numbers. (The pools are trimmed when it ends, as
-    // after every burst, so each row starts from an idle device.)
-    let t = Instant::now();
-    let (wit, _) = &job.witnesses[0][0];
-    let (r, s) = blinders(args.seed, 0, 0);
-    job.prove(std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut()).map_err(|e| anyhow::anyhow!("warm-up proof: {e}"))?;
-    eprintln!("warm-up partition (not counted): {:.2} s", t.elapsed().as_secs_f64());
-    table_header();
+    // One untimed partition in each mode before its rows: the first loads
+    // the kernels, page-locks the key and makes it resident where it fits (a
+    // one-time cost of seconds), and a later mode's releases a key that its
+    // VRAM limit has no room for (or uploads it again); either would
+    // otherwise land in the mode's first row, its time and its peak VRAM.
+    // (The pools are trimmed when it ends, as after every burst, so each row
+    // starts from an idle device.)
+    let warm_up = |mode: &Mode| -> Result<()> {
+        let t = Instant::now();
+        let (wit, _) = &job.witnesses[0][0];
+        let (r, s) = blinders(args.seed, 0, 0);
+        job.prove(std::slice::from_ref(wit), &[r], &[s], std::ptr::null_mut()).map_err(|e| anyhow::anyhow!("warm-up proof ({}): {e}", mode_name(mode)))?;
+        eprintln!("warm-up partition, {} (not counted): {:.2} s", mode_name(mode), t.elapsed().as_secs_f64());
+        Ok(())
+    };
     let mut phase_rows = Vec::new();
-    for mode in &modes {
+    for (i, mode) in modes.iter().enumerate() {
         mode.apply();
+        warm_up(mode)?;
+        if i == 0 {
+            table_header();
+        }
         for &w in &args.workers {
             reset_peak_rss();
             let t0 = epoch_ms();
