@@ -326,6 +326,11 @@ fn bench_tables_stay_whole_on_one_screen_and_row_windows_follow_them() {
     let rows: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("ROW ")).collect();
     assert_eq!(rows.len(), 6, "{text}");
     assert!(rows[0] > tables[1].1, "ROW lines after the tables:\n{text}");
+    // One warm-up per mode: the first mode's before the table, the second's
+    // in the notes after both tables.
+    let warm = |mode: &str| lines.iter().position(|l| l.trim_start().starts_with(&format!("warm-up partition, {mode} (not counted): ")));
+    assert!(warm("two").is_some_and(|i| i < tables[0].0), "{text}");
+    assert!(warm("fallback").is_some_and(|i| i > tables[1].1), "{text}");
     for &i in &rows {
         let l = lines[i];
         assert!(l.starts_with("ROW lib=ours mode="), "{l}");

@@ -21,6 +21,11 @@ pub(super) struct Notes {
 }
 
 impl Notes {
+    /// Adds a line to the notes printed after the tables.
+    pub(super) fn add(&mut self, line: String) {
+        self.details.push(line);
+    }
+
     /// Prints the notes, then the windows, on stderr.
     pub(super) fn print(&self) {
         if !self.details.is_empty() {
