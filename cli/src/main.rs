@@ -35,7 +35,7 @@ fn version() -> &'static str {
 }
 
 #[derive(Parser)]
-#[command(name = "supraseal-c2", version = version(), about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI")]
+#[command(name = "supraseal-c2", version = version(), about = "Groth16 (BLS12-381) proving through the supraseal-c2 C ABI: self-test, benchmarks and params tools. lotus, Curio and other provers load the library itself (docs/INTEGRATION.md)")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -50,7 +50,7 @@ enum Backend {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Synthesize circuits, prove them through the C ABI, verify with bellperson.
+    /// Self-test: synthesize test circuits (SHA-256 or MiMC, not a sector's C1 output), prove them through the C ABI, verify with bellperson.
     Prove(ProveArgs),
     /// Write test fixtures for C/Go callers: params, witnesses, r/s, expected proofs.
     Fixture(fixture::FixtureArgs),
