@@ -350,6 +350,37 @@ mod tests {
         assert_eq!(names.len(), Kernel::ALL.len());
     }
 
+    /// The cubins of a fatbin as nvcc writes it: (SM version, ELF image) of
+    /// every entry of kind 2. A fatbin is one or more containers (magic
+    /// 0xBA55ED50, u16 header size at 6, u64 size of its entries at 8); an
+    /// entry has its kind (u16) at 0, its header size (u32) at 4, its padded
+    /// payload size (u64) at 8, its SM version (u32) at 0x1c and its flags
+    /// (u64) at 0x28, where 0x2000 and 0x8000 mark a compressed payload.
+    fn cubins(fatbin: &[u8]) -> Vec<(u32, &[u8])> {
+        let u16_at = |at: usize| u16::from_le_bytes(fatbin[at..at + 2].try_into().unwrap()) as usize;
+        let u32_at = |at: usize| u32::from_le_bytes(fatbin[at..at + 4].try_into().unwrap());
+        let u64_at = |at: usize| u64::from_le_bytes(fatbin[at..at + 8].try_into().unwrap()) as usize;
+        let mut cubins = Vec::new();
+        let mut container = 0;
+        while container < fatbin.len() {
+            assert_eq!(u32_at(container), 0xBA55_ED50, "no fatbin container at byte {container}");
+            let first = container + u16_at(container + 6);
+            let end = first + u64_at(container + 8);
+            let mut entry = first;
+            while entry < end {
+                let (kind, header, payload) = (u16_at(entry), u32_at(entry + 4) as usize, u64_at(entry + 8));
+                let (sm, flags) = (u32_at(entry + 0x1c), u64_at(entry + 0x28));
+                if kind == 2 {
+                    assert_eq!(flags & 0xA000, 0, "the sm_{sm} cubin is compressed (flags {flags:#x}): check NVCC_APPEND_FLAGS");
+                    cubins.push((sm, &fatbin[entry + header..entry + header + payload]));
+                }
+                entry += header + payload;
+            }
+            container = end;
+        }
+        cubins
+    }
+
     /// Every kernel of the table is in the embedded fatbin's code, once per
     /// SASS architecture built: the sources' parser above cannot see a kernel
     /// the preprocessor hides (`#if 0`) or a per-group macro instantiated
@@ -357,21 +388,51 @@ mod tests {
     /// module load on a device.
     #[test]
     fn every_kernel_is_compiled_for_every_architecture() {
-        let archs = env!("SUPRASEAL_C2_ARCHS");
-        let fatbin = crate::gpu::device::FATBIN;
-        let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
-        // One ELF image (cubin) per SASS architecture; the PTX is not one.
-        let mut starts: Vec<usize> = fatbin.windows(4).enumerate().filter(|(_, w)| *w == b"\x7fELF").map(|(i, _)| i).collect();
-        assert_eq!(starts.len(), archs.split(',').count(), "cubins in the fatbin against the architectures built ({archs}); compressed cubins? (NVCC_APPEND_FLAGS)");
-        starts.push(fatbin.len());
-        for cubin in starts.windows(2).map(|s| &fatbin[s[0]..s[1]]) {
+        let cubins = cubins(crate::gpu::device::FATBIN);
+        let mut built: Vec<String> = cubins.iter().map(|(sm, _)| format!("sm_{sm}")).collect();
+        built.sort_unstable();
+        let mut wanted: Vec<&str> = env!("SUPRASEAL_C2_ARCHS").split(',').collect();
+        wanted.sort_unstable();
+        assert_eq!(built, wanted, "the fatbin's cubins against the architectures built");
+        for (sm, elf) in cubins {
+            assert_eq!(&elf[..4], b"\x7fELF", "sm_{sm}: not an ELF image");
             for k in Kernel::ALL {
                 // A kernel's code is the section `.text.<symbol>`, named in the
                 // cubin's table of NUL-terminated section names.
                 let section = format!("\0.text.{}\0", k.name());
-                assert!(find(cubin, section.as_bytes()).is_some(), "{}: not in every cubin of the fatbin ({archs})", k.name());
+                assert!(elf.windows(section.len()).any(|w| w == section.as_bytes()), "{}: not in the sm_{sm} cubin", k.name());
             }
         }
+    }
+
+    #[test]
+    fn the_fatbin_reading_finds_each_cubin_and_refuses_a_compressed_one() {
+        // One container: a PTX entry, then two cubins.
+        let entry = |kind: u16, sm: u32, flags: u64, payload: &[u8]| {
+            let mut e = vec![0u8; 64];
+            e[..2].copy_from_slice(&kind.to_le_bytes());
+            e[4..8].copy_from_slice(&64u32.to_le_bytes());
+            e[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+            e[0x1c..0x20].copy_from_slice(&sm.to_le_bytes());
+            e[0x28..0x30].copy_from_slice(&flags.to_le_bytes());
+            e.extend_from_slice(payload);
+            e
+        };
+        let container = |entries: &[Vec<u8>]| {
+            let body: Vec<u8> = entries.concat();
+            let mut c = Vec::new();
+            c.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+            c.extend_from_slice(&1u16.to_le_bytes());
+            c.extend_from_slice(&16u16.to_le_bytes());
+            c.extend_from_slice(&(body.len() as u64).to_le_bytes());
+            c.extend_from_slice(&body);
+            c
+        };
+        let fatbin = container(&[entry(1, 90, 0x8011, b"(zstd ptx)"), entry(2, 80, 0x11, b"\x7fELF a"), entry(2, 90, 0x11, b"\x7fELF b")]);
+        let found: Vec<(u32, &[u8])> = cubins(&fatbin);
+        assert_eq!(found, vec![(80, &b"\x7fELF a"[..]), (90, &b"\x7fELF b"[..])]);
+        let compressed = container(&[entry(2, 90, 0x2011, b"\x7fELF c")]);
+        assert!(std::panic::catch_unwind(|| cubins(&compressed)).is_err());
     }
 
     /// The value of `#define name value` in cuda/ (a number, or a product

@@ -4,17 +4,21 @@
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
-#   upstream  upstream 0.1.2 BATCH=10 WORKERS=1 on the same file, same seed                ~150 s
+#   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
 #   steps.sh synth-bg tests wait · steps.sh porep bench · steps.sh upstream hmsm
-# Same seed as s20/s21: every proof must be one of 8ecd408's (which equal upstream's).
+# Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
+# same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
 cd "$(dirname "$0")"
 export SUPRASEAL_C2_CACHE=/tmp/ssc2-cache
-same_proofs() {  # every line of $1 is a line of 8ecd408's proofs
-  extra=$(sort -u "$1" | comm -23 - <(sort -u 8ecd408-proofs-ours.txt) | wc -l)
-  echo "$(basename "$1"): $(sort -u "$1" | wc -l) distinct proofs, $extra not among 8ecd408's $(wc -l < 8ecd408-proofs-ours.txt)"
+same_proofs() {  # each proof of $1 against the reference's proof of the same circuit (first two fields)
+  awk 'NR == FNR { ref[$1 " " $2] = $0; next }
+       ($1 " " $2) in ref { n++; if (ref[$1 " " $2] != $0) { bad++; print "differs: " $1 " " $2 } next }
+       { missing++ }
+       END { printf "%d proofs compared with the reference, %d differ, %d without a reference\n", n, bad, missing }' \
+    70cf2f7-proofs-upstream.txt "$1"
 }
 LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
 for step in "$@"; do
@@ -34,7 +38,9 @@ for step in "$@"; do
     ;;
   synth-bg)
     df -h /tmp | tail -n 1
-    ( { time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out /tmp/p32.params; echo "rc=$?"; } > $OUT/synth.log 2>&1 ) &
+    if [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ]; then echo "reusing /tmp/p32.params" > $OUT/synth.log
+    else ( { time ./supraseal-c2 params synth --shape porep-32g --seed 1 --out /tmp/p32.params; echo "rc=$?"; } > $OUT/synth.log 2>&1 ) > /dev/null 2>&1 &
+    fi
     ;;
   wait)
     wait; tail -n 5 $OUT/synth.log
@@ -50,6 +56,7 @@ for step in "$@"; do
   porep)
     mkdir -p $OUT/ours
     env OUT=$OUT/ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS" timeout 330 ./run.sh porep-same-run > /dev/null 2>&1
+    echo "run.sh rc=$?"
     G=$OUT/ours/gpu-run-porep-same-run.log
     grep -E "real|rc=" $G | head -4
     grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
@@ -58,7 +65,8 @@ for step in "$@"; do
     ;;
   upstream)
     mkdir -p $OUT/upstream
-    env OUT=$OUT/upstream BATCH=10 WORKERS=1 PARTITIONS=1 KEEP=1 SKIP_OURS=1 timeout 300 ./run.sh porep-same-run > /dev/null 2>&1
+    env OUT=$OUT/upstream BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2 KEEP=1 SKIP_OURS=1 timeout 420 ./run.sh porep-same-run > /dev/null 2>&1
+    echo "run.sh rc=$?"
     grep -v -E "^ *(at|in) |^ROW" $OUT/upstream/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|GPU|busy|==|peak|load" | tail -n 20
     same_proofs $OUT/upstream/proofs-porep-32g-upstream.txt
     ;;
