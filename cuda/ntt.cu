@@ -45,24 +45,35 @@ extern "C" __global__ void fr_bit_reverse(fr_t* data, unsigned lg_n) {
 // Elements held in shared memory by one fr_ntt_pass block.
 #define NTT_TILE_LG 10
 
-// k consecutive radix-2 DIT stages s0 .. s0+k-1 (after the bit reversal), in
-// shared memory, so a 2^24 transform reads and writes the data 3 times instead
-// of 24. The bits of an element's index are [0, s0) column, [s0, s0+k) row and
-// [s0+k, lg_n) group; a stage s0+r pairs rows that differ in bit r. A block
-// takes all 2^k rows of one group for 2^lg_t adjacent columns (global accesses
-// come in runs of 2^lg_t elements), 2^(k+lg_t) <= 2^NTT_TILE_LG elements.
+// k consecutive radix-2 stages s0 .. s0+k-1 in shared memory, so a 2^24
+// transform reads and writes the data 3 times instead of 24. The bits of an
+// element's index are [0, s0) column, [s0, s0+k) row and [s0+k, lg_n) group;
+// a stage s0+r pairs rows that differ in bit r. A block takes all 2^k rows of
+// one group for 2^lg_t adjacent columns (global accesses come in runs of
+// 2^lg_t elements), 2^(k+lg_t) <= 2^NTT_TILE_LG elements.
 //
-// The pair at row offset `low` (< 2^r) of column `col` in stage s = s0 + r
-// uses w^(j * 2^(lg_n-1-s)) with j = low * 2^s0 + col, which factors into
-// roots[low * 2^(NTT_TILE_LG-1-r)] (roots[i] = w_(2^NTT_TILE_LG)^i, a root of
-// order 2^(r+1)) times w^(col * 2^(lg_n-1-s)) (from the power tables lo/hi,
-// one multiplication). No twiddle table of the domain's size is held: a
-// block with s0 > 0 first builds its (2^k - 1) * 2^lg_t twiddles in shared
-// memory (the column factors, then one multiplication each: about 2/k of the
-// butterflies' multiplications); the first pass (s0 = 0, col = 0) reads roots
-// directly. Dynamic shared memory: ntt_shared_bytes(k, lg_t) in src/gpu/ntt.rs.
-extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
-                                       unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t) {
+// DIT (decimation in time, fr_ntt_pass): after a bit reversal, stages in
+// increasing order, butterfly (u + w*v, u - w*v); natural order out.
+// DIF (decimation in frequency, fr_ntt_pass_dif): natural order in, stages
+// in decreasing order, butterfly (u + v, (u - v)*w); bit-reversed order out.
+// Both use the same twiddle for a pair of stage s = s0 + r at row offset
+// `low` (< 2^r) of column `col`: w^(j * 2^(lg_n-1-s)) with j = low * 2^s0 + col,
+// which factors into roots[low * 2^(NTT_TILE_LG-1-r)] (roots[i] =
+// w_(2^NTT_TILE_LG)^i, a root of order 2^(r+1)) times w^(col * 2^(lg_n-1-s))
+// (from the power tables lo/hi, one multiplication). No twiddle table of the
+// domain's size is held: a block with s0 > 0 first builds its (2^k - 1) *
+// 2^lg_t twiddles in shared memory (the column factors, then one
+// multiplication each: about 2/k of the butterflies' multiplications); the
+// pass with s0 = 0 (col = 0) reads roots directly. Dynamic shared memory:
+// ntt_shared_bytes(k, lg_t) in src/gpu/ntt.rs.
+//
+// With `scale` (DIF only), the element written at position p is multiplied
+// by slo/shi's power at bit-reverse(p) (power_from_tables): the coset shift of
+// the coefficient that position holds, fused into the write.
+template <bool DIF>
+__device__ __forceinline__ void ntt_pass(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
+                                         unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t,
+                                         const fr_t* slo, const fr_t* shi, unsigned lg_slo, bool scale) {
     // Raw storage: fr_t has a constructor, which __shared__ arrays may not run.
     extern __shared__ __align__(16) unsigned char sh_raw[];
     fr_t* sh = reinterpret_cast<fr_t*>(sh_raw);
@@ -92,7 +103,8 @@ extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* roots, const fr_t
         }
     }
     __syncthreads();
-    for (unsigned r = 0; r < k; r++) {
+    for (unsigned i = 0; i < k; i++) {
+        const unsigned r = DIF ? k - 1 - i : i;
         for (unsigned q = threadIdx.x; q < tile / 2; q += blockDim.x) {
             unsigned t = q & (cols - 1);
             unsigned row = q >> lg_t;
@@ -102,14 +114,38 @@ extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* roots, const fr_t
             unsigned e1 = e0 + (1u << (r + lg_t));
             fr_t w = s0 == 0 ? roots[low << (NTT_TILE_LG - 1 - r)] : tws[((((1u << r) - 1) + low) << lg_t) | t];
             fr_t u = sh[e0];
-            fr_t v = sh[e1] * w;
-            sh[e0] = u + v;
-            sh[e1] = u - v;
+            if (DIF) {
+                fr_t v = sh[e1];
+                sh[e0] = u + v;
+                sh[e1] = (u - v) * w;
+            } else {
+                fr_t v = sh[e1] * w;
+                sh[e0] = u + v;
+                sh[e1] = u - v;
+            }
         }
         __syncthreads();
     }
-    for (unsigned e = threadIdx.x; e < tile; e += blockDim.x)
-        data[base + ((size_t)(e >> lg_t) << s0) + (e & (cols - 1))] = sh[e];
+    for (unsigned e = threadIdx.x; e < tile; e += blockDim.x) {
+        size_t p = base + ((size_t)(e >> lg_t) << s0) + (e & (cols - 1));
+        if (DIF && scale) {
+            size_t j = __brevll((unsigned long long)p) >> (64 - lg_n);
+            data[p] = sh[e] * power_from_tables(slo, shi, lg_slo, j);
+        } else {
+            data[p] = sh[e];
+        }
+    }
+}
+
+extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
+                                       unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t) {
+    ntt_pass<false>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, nullptr, nullptr, 0, false);
+}
+
+extern "C" __global__ void fr_ntt_pass_dif(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
+                                           unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t,
+                                           const fr_t* slo, const fr_t* shi, unsigned lg_slo, unsigned scale) {
+    ntt_pass<true>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, slo, shi, lg_slo, scale != 0);
 }
 
 // a[i] = (a[i]*b[i] - c[i]) * consts[0], with consts[0] = 1/(g^n - 1).

@@ -184,8 +184,9 @@ fn main() {
     }
     for lg in 20..=max_ntt {
         let a = scalars(1 << lg);
-        let (tw, on_device) = gpu.ntt_on_device_ms(&a, 5).unwrap();
+        let (tw, on_device, dif) = gpu.ntt_on_device_ms(&a, 5).unwrap();
         println!("| Fr NTT forward | 2^{lg} | {on_device:.2} | data on the device (5 runs); twiddle table {tw:.2} ms apart |");
+        println!("| Fr NTT forward, DIF passes | 2^{lg} | {dif:.2} | data on the device, bit-reversed order out: no bit-reversal pass (5 runs) |");
         if std::env::var_os("BENCH_NTT_HOST").is_some_and(|v| v == "0") {
             continue;
         }

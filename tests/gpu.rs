@@ -104,14 +104,17 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
             let mut want = a.clone();
             cpu_ntt::ntt(&mut want, dir);
             assert_eq!(gpu.ntt(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}");
+            assert_eq!(gpu.ntt_dif(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}, DIF passes");
         }
         let mut want = a.clone();
         cpu_ntt::coset_ntt(&mut want);
         assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Forward, true).unwrap(), want, "coset NTT 2^{lg}");
+        assert_eq!(gpu.ntt_dif(&a, cpu_ntt::Direction::Forward, true).unwrap(), want, "coset NTT 2^{lg}, DIF passes");
         let mut want = a.clone();
         cpu_ntt::coset_intt(&mut want);
         assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Inverse, true).unwrap(), want, "inverse coset NTT 2^{lg}");
-        eprintln!("NTT 2^{lg}: forward, inverse, coset, inverse coset match");
+        assert_eq!(gpu.ntt_dif(&a, cpu_ntt::Direction::Inverse, true).unwrap(), want, "inverse coset NTT 2^{lg}, DIF passes");
+        eprintln!("NTT 2^{lg}: forward, inverse, coset, inverse coset match, DIT and DIF passes");
     }
 }
 
@@ -120,7 +123,8 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
 fn gpu_quotient_matches_cpu() {
     let gpu = gpu_or_skip!();
     let s = seed();
-    for lg in [10u32, 16, 20.min(max_log())] {
+    // 2^19: later passes of 2 columns (9 stages), 2^20: of 4.
+    for lg in [10u32, 16, 19.min(max_log()), 20.min(max_log())] {
         let n = 1usize << lg;
         let m = n - 3; // abc_size below the domain: zero padding exercised
         let (a, b, c) = (random_scalars(m, s), random_scalars(m, s + 1), random_scalars(m, s + 2));

@@ -73,12 +73,14 @@ impl Gpu {
             .collect::<Result<Vec<_>>>()?;
         // The NTT pass keeps its tile and twiddles in dynamic shared memory,
         // past the 48 KiB a launch gets without asking.
-        funcs[Kernel::FrNttPass.index()]
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                super::kernels::NTT_MAX_SHARED_BYTES as i32,
-            )
-            .map_err(cuda_err("cuFuncSetAttribute(fr_ntt_pass, max dynamic shared memory)"))?;
+        for k in [Kernel::FrNttPass, Kernel::FrNttPassDif] {
+            funcs[k.index()]
+                .set_attribute(
+                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    super::kernels::NTT_MAX_SHARED_BYTES as i32,
+                )
+                .map_err(|e| cuda_err(&format!("cuFuncSetAttribute({}, max dynamic shared memory)", k.name()))(e))?;
+        }
         let memory = super::memory::DeviceMemory::new(ctx.clone(), ordinal)?;
         Ok(Gpu {
             ordinal,

@@ -104,12 +104,49 @@ impl GpuBackendHandle {
         }
     }
 
+    /// [`Self::ntt`] through the decimation-in-frequency passes that the
+    /// quotient runs (`gpu::ntt::ntt_dif`: bit-reversed order out, an inverse
+    /// transform's 1/n and coset shift fused into its last pass), then a bit
+    /// reversal on the device: the same results as [`Self::ntt`].
+    pub fn ntt_dif(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
+        #[cfg(supraseal_gpu)]
+        {
+            use ff::{Field, PrimeField};
+            let gpu = self.inner.exec();
+            let n = a.len();
+            let lg = n.trailing_zeros();
+            let g = Scalar::MULTIPLICATIVE_GENERATOR;
+            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
+            match dir {
+                crate::curve::Direction::Forward => {
+                    if coset {
+                        ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
+                    }
+                    ntt::ntt_dif(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, false)?, lg, None)?;
+                }
+                crate::curve::Direction::Inverse => {
+                    let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
+                    let n_inv = Scalar::from(n as u64).invert().unwrap();
+                    ntt::ntt_dif_scaled(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, true)?, lg, base, n_inv)?;
+                }
+            }
+            ntt::bit_reverse(gpu, &mut d, lg)?;
+            Ok(from_limbs(&gpu.download(&d, "download NTT output")?))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (a, dir, coset);
+            match self.never {}
+        }
+    }
+
     /// Benchmark of the forward NTT with the data already on the device, as
     /// the pipeline runs it: uploads `a` (length 2^k) once, then returns
-    /// (ms to build the twiddle tables, median ms of `reps` transforms), each
-    /// transform timed from launch to the end of a synchronisation of this
-    /// call's stream.
-    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64)> {
+    /// (ms to build the twiddle tables, median ms of `reps` transforms with
+    /// the bit reversal and DIT passes, median ms of `reps` with the DIF
+    /// passes alone, bit-reversed out), each transform timed from launch to
+    /// the end of a synchronisation of this call's stream.
+    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64, f64)> {
         #[cfg(supraseal_gpu)]
         {
             let gpu = self.inner.exec();
@@ -121,15 +158,20 @@ impl GpuBackendHandle {
             let tw = ntt::Twiddles::new(gpu, lg, false)?;
             sync()?;
             let tw_ms = t.elapsed().as_secs_f64() * 1e3;
-            let mut times: Vec<f64> = Vec::with_capacity(reps);
-            for _ in 0..reps.max(1) {
-                let t = std::time::Instant::now();
-                ntt::ntt(gpu, &mut d, &tw, lg)?;
-                sync()?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            times.sort_by(f64::total_cmp);
-            Ok((tw_ms, times[times.len() / 2]))
+            let mut median = |f: &mut dyn FnMut(&mut cudarc::driver::CudaSlice<u64>) -> Result<()>| -> Result<f64> {
+                let mut times: Vec<f64> = Vec::with_capacity(reps);
+                for _ in 0..reps.max(1) {
+                    let t = std::time::Instant::now();
+                    f(&mut d)?;
+                    sync()?;
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                times.sort_by(f64::total_cmp);
+                Ok(times[times.len() / 2])
+            };
+            let dit = median(&mut |d| ntt::ntt(gpu, d, &tw, lg))?;
+            let dif = median(&mut |d| ntt::ntt_dif(gpu, d, &tw, lg, None))?;
+            Ok((tw_ms, dit, dif))
         }
         #[cfg(not(supraseal_gpu))]
         {

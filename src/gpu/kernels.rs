@@ -19,7 +19,7 @@ use crate::error::Result;
 /// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
 pub const NTT_TILE_LG: u32 = 10;
 
-/// The most dynamic shared memory any `fr_ntt_pass` launch asks for (its
+/// The most dynamic shared memory any `fr_ntt_pass` or `fr_ntt_pass_dif` launch asks for (its
 /// tile, twiddles and column factors at 32 B per scalar; `gpu::ntt` sizes
 /// each pass within it): set as the kernel's limit when the module loads.
 pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
@@ -200,6 +200,8 @@ kernels! {
     FrMulPowersTab = fn fr_mul_powers_tab(data: dst u64, lo: src u64, hi: src u64, lg_lo: val u32, n: val usize);
     FrBitReverse = fn fr_bit_reverse(data: dst u64, lg_n: val u32);
     FrNttPass = fn fr_ntt_pass(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32);
+    FrNttPassDif = fn fr_ntt_pass_dif(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32,
+        slo: src u64, shi: src u64, lg_slo: val u32, scale: val u32);
     FrQuotientPointwise = fn fr_quotient_pointwise(a: dst u64, b: src u64, c: src u64, consts: src u64, n: val usize);
     MsmRecode = fn msm_recode(scalars: dst u64, n: val usize, c: val u32);
     MsmHistogram = fn msm_histogram(scalars: src u64, n: val usize, c: val u32, nb: val u32, counts: dst u32);

@@ -55,7 +55,7 @@ fn lg_lo(len: usize) -> u32 {
 /// Device tables giving scale·base^i for i < len with one multiplication:
 /// `lo[j] = scale·base^j` (j < 2^lg_lo) and `hi[k] = base^(k·2^lg_lo)`
 /// (k < len / 2^lg_lo), 4 u64 words per scalar, Montgomery form.
-struct PowerTables<M: Mem = Dev> {
+pub struct PowerTables<M: Mem = Dev> {
     lo: M::Buf<u64>,
     hi: M::Buf<u64>,
     lg_lo: u32,
@@ -88,6 +88,7 @@ impl PowerTables {
     }
 
     /// `data[i] *= lo[i mod 2^lg_lo]·hi[i / 2^lg_lo]` for i < n (n within the tables).
+    #[cfg(any(test, feature = "tools"))]
     fn apply(&self, gpu: &Exec, data: &mut CudaSlice<u64>, n: usize) -> Result<()> {
         assert!(data.len() >= 4 * n && (self.hi.len() / 4) << self.lg_lo >= n, "power tables: {n} scalars");
         // SAFETY: data holds n scalars and the tables cover every i < n (asserted).
@@ -182,32 +183,104 @@ fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
     passes
 }
 
+/// The launch shape of one `fr_ntt_pass` or `fr_ntt_pass_dif` pass over
+/// 2^lg_n scalars ([`ntt_passes`]).
+fn pass_config(lg_n: u32, (s0, k, lg_t): (u32, u32, u32)) -> LaunchConfig {
+    let tile = 1u32 << (k + lg_t);
+    LaunchConfig {
+        grid_dim: ((1usize << lg_n >> (k + lg_t)) as u32, 1, 1),
+        block_dim: ((tile / 2).min(NTT_THREADS), 1, 1),
+        shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
+    }
+}
+
+/// `data` (2^lg_n scalars) into bit-reversed order, in place.
+pub fn bit_reverse(gpu: &Exec, data: &mut CudaSlice<u64>, lg_n: u32) -> Result<()> {
+    let n = 1usize << lg_n;
+    assert!(data.len() >= 4 * n, "bit_reverse: 2^{lg_n} scalars");
+    // SAFETY: data holds n scalars (asserted).
+    unsafe { launch::fr_bit_reverse(gpu, grid(n), data, lg_n) }
+}
+
 /// In-place NTT of n = 2^lg_n scalars with the twiddles `tw` of w (or w⁻¹
 /// for the inverse transform, unscaled): natural order in and out. A bit
-/// reversal, then the lg_n radix-2 stages in passes of up to 10 stages each
-/// in shared memory.
+/// reversal, then [`ntt_bit_reversed_in`].
 pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
-    let n = 1usize << lg_n;
-    if n == 1 {
+    if lg_n == 0 {
         return Ok(());
     }
-    // SAFETY: data holds n scalars.
-    unsafe { launch::fr_bit_reverse(gpu, grid(n), data, lg_n) }?;
-    for (s0, k, lg_t) in ntt_passes(lg_n) {
-        let tile = 1u32 << (k + lg_t);
-        let cfg = LaunchConfig {
-            grid_dim: ((n >> (k + lg_t)) as u32, 1, 1),
-            block_dim: ((tile / 2).min(NTT_THREADS), 1, 1),
-            shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
-        };
+    bit_reverse(gpu, data, lg_n)?;
+    ntt_bit_reversed_in(gpu, data, tw, lg_n)
+}
+
+/// In-place NTT of n = 2^lg_n scalars in bit-reversed order (as
+/// [`ntt_dif`] leaves them), natural order out: the lg_n radix-2 DIT
+/// stages in passes of up to 10 stages each in shared memory.
+pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
+    assert!(data.len() >= 4 << lg_n, "ntt: 2^{lg_n} scalars");
+    for pass in ntt_passes(lg_n) {
         let t = &tw.tables;
+        let (s0, k, lg_t) = pass;
         // SAFETY: the blocks cover the n scalars exactly once (n / tile blocks of `tile`
-        // scalars); roots holds 2^(NTT_TILE_LG-1) scalars and the power tables cover every
-        // exponent below n/2; shared memory as the kernel lays it out, within
-        // NTT_MAX_SHARED_BYTES.
-        unsafe { launch::fr_ntt_pass(gpu, cfg, data, &tw.roots, &t.lo, &t.hi, t.lg_lo, lg_n, s0, k, lg_t) }?;
+        // scalars, data holds n: asserted); roots holds 2^(NTT_TILE_LG-1) scalars and the
+        // power tables cover every exponent below n/2; shared memory as the kernel lays it
+        // out, within NTT_MAX_SHARED_BYTES.
+        unsafe { launch::fr_ntt_pass(gpu, pass_config(lg_n, pass), data, &tw.roots, &t.lo, &t.hi, t.lg_lo, lg_n, s0, k, lg_t) }?;
     }
     Ok(())
+}
+
+/// In-place NTT of n = 2^lg_n scalars in natural order, bit-reversed order
+/// out, with no bit-reversal pass: the lg_n radix-2 DIF stages, highest
+/// first, in the passes of [`ntt_passes`] taken in reverse. With `scale`,
+/// the scalar left at position p is multiplied by `scale`'s power at
+/// bit-reverse(p), the index of the transform's output it holds, in the
+/// last pass's write (`scale` covers exponents below n): the coset shift of
+/// an inverse transform, with its 1/n, costs no pass of its own.
+pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, scale: Option<&PowerTables>) -> Result<()> {
+    assert!(data.len() >= 4 << lg_n, "ntt_dif: 2^{lg_n} scalars");
+    if let Some(p) = scale {
+        assert!((p.hi.len() / 4) << p.lg_lo >= 1 << lg_n, "ntt_dif: scale tables below 2^{lg_n}");
+    }
+    let t = &tw.tables;
+    // Without a scale the kernel never reads these (any valid buffers do).
+    let s = scale.unwrap_or(t);
+    for pass in ntt_passes(lg_n).into_iter().rev() {
+        let (s0, k, lg_t) = pass;
+        // SAFETY: as in `ntt_bit_reversed_in`; with a scale, its tables cover every
+        // exponent below n (asserted), and every bit-reversed index is below n.
+        unsafe {
+            launch::fr_ntt_pass_dif(
+                gpu,
+                pass_config(lg_n, pass),
+                data,
+                &tw.roots,
+                &t.lo,
+                &t.hi,
+                t.lg_lo,
+                lg_n,
+                s0,
+                k,
+                lg_t,
+                &s.lo,
+                &s.hi,
+                s.lg_lo,
+                (scale.is_some() && s0 == 0) as u32,
+            )
+        }?;
+    }
+    Ok(())
+}
+
+/// [`ntt_dif`] with the output scaled by scale·base^i at bit-reverse(p) for
+/// the scalar at position p (tables built here).
+#[cfg(any(test, feature = "tools"))]
+pub fn ntt_dif_scaled(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, base: Scalar, scale: Scalar) -> Result<()> {
+    let n = 1usize << lg_n;
+    let consts = upload_consts(gpu, &PowerTables::<Dev>::consts(n, base, scale))?;
+    let mut t = PowerTables::new(&mut OnDevice(gpu), n)?;
+    t.fill(gpu, &consts.as_view())?;
+    ntt_dif(gpu, data, tw, lg_n, Some(&t))
 }
 
 /// Uploads `v` into a new zero-padded device buffer of `n` scalars (4·n
@@ -296,11 +369,14 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
     inv.fill(gpu, &consts_from(consts, Q_INV))?;
     coset.fill(gpu, &consts_from(consts, Q_COSET))?;
 
+    // Evaluations on <w> → coefficients·(1/n)·g^i in bit-reversed order
+    // (the coset shift in the inverse transform's last write) → evaluations
+    // on g·<w> in natural order: no bit reversal, no pass of its own for the
+    // shift.
     let to_coset = |k: usize, input: &mut dyn FnMut(usize) -> Result<ScalarBuf>| -> Result<ScalarBuf> {
         let mut d = input(k)?;
-        ntt(gpu, &mut d, inv, lg_n)?;
-        coset.apply(gpu, &mut d, n)?;
-        ntt(gpu, &mut d, fwd, lg_n)?;
+        ntt_dif(gpu, &mut d, inv, lg_n, Some(coset))?;
+        ntt_bit_reversed_in(gpu, &mut d, fwd, lg_n)?;
         Ok(d)
     };
     let mut da = to_coset(0, &mut input)?;
@@ -313,10 +389,12 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
         spare(db);
         // c is dropped here, right after the pointwise step.
     }
-    ntt(gpu, &mut da, inv, lg_n)?;
-    // The coset tables again, for g⁻¹ (after the kernels that read them).
+    // The coset tables again, for g⁻¹ (after the kernels that read them),
+    // then back to coefficients, shifted in the last write, and into natural
+    // order for the H-MSM.
     coset.fill(gpu, &consts_from(consts, Q_UNCOSET))?;
-    coset.apply(gpu, &mut da, n)?;
+    ntt_dif(gpu, &mut da, inv, lg_n, Some(coset))?;
+    bit_reverse(gpu, &mut da, lg_n)?;
     Ok(da)
 }
 
@@ -353,6 +431,109 @@ mod tests {
         assert_eq!(&v[Q_COSET..Q_COSET + 3], &[g, n_inv, g.pow_vartime([1u64 << LG_LO])]);
         assert_eq!(&v[Q_UNCOSET..Q_UNCOSET + 2], &[g.invert().unwrap(), n_inv]);
         assert_eq!(v[Q_Z_INV] * (g.pow_vartime([n as u64]) - Scalar::ONE), Scalar::ONE);
+    }
+
+    /// `fr_ntt_pass` / `fr_ntt_pass_dif` of cuda/ntt.cu on the host, block by
+    /// block and stage by stage as the kernels index them, each twiddle
+    /// w^(j·2^(lg_n−1−s)) read from `w_pow` (w^i for i < n/2; the kernels'
+    /// factoring of it is the DIT pass's, which the GPU tests check against
+    /// the CPU), and with `scale` (`scale[i]` for i < n) the write of
+    /// position p multiplied by `scale[bit-reverse(p)]`.
+    fn model_pass(data: &mut [Scalar], w_pow: &[Scalar], lg_n: u32, (s0, k, lg_t): (u32, u32, u32), dif: bool, scale: Option<&[Scalar]>) {
+        let (tile, cols) = (1usize << (k + lg_t), 1usize << lg_t);
+        let col_blocks = (1usize << s0) >> lg_t;
+        let mut sh = vec![Scalar::ZERO; tile];
+        for block in 0..data.len() >> (k + lg_t) {
+            let col0 = (block % col_blocks) << lg_t;
+            let base = ((block / col_blocks) << (s0 + k)) + col0;
+            let at = |e: usize| base + ((e >> lg_t) << s0) + (e & (cols - 1));
+            for (e, v) in sh.iter_mut().enumerate() {
+                *v = data[at(e)];
+            }
+            for i in 0..k {
+                let r = if dif { k - 1 - i } else { i };
+                for q in 0..tile / 2 {
+                    let (t, row) = (q & (cols - 1), q >> lg_t);
+                    let low = row & ((1 << r) - 1);
+                    let row0 = ((row >> r) << (r + 1)) | low;
+                    let e0 = (row0 << lg_t) | t;
+                    let e1 = e0 + (1 << (r + lg_t));
+                    let j = (low << s0) + col0 + t;
+                    let tw = w_pow[j << (lg_n - 1 - (s0 + r))];
+                    let (u, v) = (sh[e0], sh[e1]);
+                    if dif {
+                        (sh[e0], sh[e1]) = (u + v, (u - v) * tw);
+                    } else {
+                        (sh[e0], sh[e1]) = (u + v * tw, u - v * tw);
+                    }
+                }
+            }
+            for (e, v) in sh.iter().enumerate() {
+                let p = at(e);
+                data[p] = match scale {
+                    Some(sc) => *v * sc[((p as u64).reverse_bits() >> (64 - lg_n)) as usize],
+                    None => *v,
+                };
+            }
+        }
+    }
+
+    fn model_bit_reverse(data: &mut [Scalar], lg_n: u32) {
+        for i in 0..data.len() {
+            let j = ((i as u64).reverse_bits() >> (64 - lg_n)) as usize;
+            if i < j {
+                data.swap(i, j);
+            }
+        }
+    }
+
+    /// [`quotient`]'s chain of passes, on the model: each of a, b, c through
+    /// the DIF inverse transform with the coset shift in its last write and
+    /// the DIT forward transform from bit-reversed order, the pointwise step,
+    /// the DIF inverse with the shift back and a bit reversal — equal to the
+    /// CPU backend's quotient, at sizes whose later passes take 4 columns
+    /// (2^13) and 2 (2^19, as 2^27 does).
+    #[test]
+    fn the_quotients_pass_chain_equals_the_cpu_quotient() {
+        use crate::backend::Compute;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(31);
+        for lg_n in [11u32, 13, 19] {
+            let n = 1usize << lg_n;
+            let m = n - 3;
+            let abc: Vec<Vec<Scalar>> = (0..3).map(|_| (0..m).map(|_| Scalar::random(&mut rng)).collect()).collect();
+            let want = crate::cpu::CpuCompute.quotient([&abc[0], &abc[1], &abc[2]], n).unwrap();
+            let (w, g) = (root_of_unity(lg_n), crate::curve::COSET_GENERATOR);
+            let (w_inv, g_inv, n_inv) = (w.invert().unwrap(), g.invert().unwrap(), Scalar::from(n as u64).invert().unwrap());
+            let passes = ntt_passes(lg_n);
+            let powers = |base: Scalar, scale: Scalar, len: usize| -> Vec<Scalar> {
+                std::iter::successors(Some(scale), |p| Some(*p * base)).take(len).collect()
+            };
+            let (w_pow, w_inv_pow) = (powers(w, Scalar::ONE, n / 2), powers(w_inv, Scalar::ONE, n / 2));
+            let dif = |d: &mut [Scalar], shift: &[Scalar]| {
+                for (i, &p) in passes.iter().enumerate().rev() {
+                    model_pass(d, &w_inv_pow, lg_n, p, true, (i == 0).then_some(shift));
+                }
+            };
+            let (to_coset, from_coset) = (powers(g, n_inv, n), powers(g_inv, n_inv, n));
+            let coset: Vec<Vec<Scalar>> = abc
+                .iter()
+                .map(|v| {
+                    let mut d = v.clone();
+                    d.resize(n, Scalar::ZERO);
+                    dif(&mut d, &to_coset);
+                    for &p in &passes {
+                        model_pass(&mut d, &w_pow, lg_n, p, false, None);
+                    }
+                    d
+                })
+                .collect();
+            let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+            let mut h: Vec<Scalar> = (0..n).map(|i| (coset[0][i] * coset[1][i] - coset[2][i]) * z_inv).collect();
+            dif(&mut h, &from_coset);
+            model_bit_reverse(&mut h, lg_n);
+            assert_eq!(h, want, "2^{lg_n}");
+        }
     }
 
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.
