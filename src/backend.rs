@@ -71,6 +71,10 @@ impl<G: crate::cpu::msm::Curve> Group for G {}
 /// The arithmetic of a backend, on one device or the CPU's cores. Vectors
 /// are in Montgomery form; bases are affine points as the SRS stores them.
 pub trait Compute: Sync {
+    /// A tail's scalars put where its MSM reads them, ahead of it
+    /// ([`Compute::put_ahead`]).
+    type Ahead: Send;
+
     /// The coefficients of `t = (a·b − c) / z` over a domain of `n` elements
     /// (`n` a power of two ≥ `a.len()`; `a`, `b`, `c` are evaluations on the
     /// n-th roots of unity, zero-padded to `n`): inverse NTT, forward NTT on
@@ -98,6 +102,31 @@ pub trait Compute: Sync {
     /// Default: [`Compute::msm_many`] over the gathered bases.
     fn msm_many_at<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[&[Scalar]]) -> Result<Vec<G::Projective>> {
         self.msm_many::<G>(&gathered_or_now(bases, positions, gathered), scalars)
+    }
+
+    /// Starts putting a tail's `positions` and each circuit's `scalars`
+    /// where a later [`Compute::msm_many_at_ahead`] over `bases` reads them,
+    /// beside the work the backend runs now (called from a thread other
+    /// than the one computing). `None` where that MSM reads them from the
+    /// host: the default, and a device whose `bases` are not on it.
+    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<Self::Ahead>> {
+        let _ = (bases, positions, scalars);
+        Ok(None)
+    }
+
+    /// [`Compute::msm_many_at`], reading the scalars from `ahead` where
+    /// [`Compute::put_ahead`] put them (the same positions and scalars).
+    /// Default: from the host.
+    fn msm_many_at_ahead<G: Group>(
+        &self,
+        bases: &[G::Affine],
+        positions: &[u32],
+        gathered: &[G::Affine],
+        scalars: &[&[Scalar]],
+        ahead: Option<Self::Ahead>,
+    ) -> Result<Vec<G::Projective>> {
+        drop(ahead);
+        self.msm_many_at::<G>(bases, positions, gathered, scalars)
     }
 
     /// Σ of the bases whose bit is set (u64-word bitmap, ≥ bases.len() bits).

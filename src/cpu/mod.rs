@@ -36,6 +36,9 @@ fn padded(v: &[Scalar], n: usize) -> Vec<Scalar> {
 }
 
 impl Compute for CpuCompute {
+    /// The CPU reads every tail's scalars where they are.
+    type Ahead = std::convert::Infallible;
+
     fn quotient(&self, abc: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
         Ok(in_cpu_pool(|| quotient(abc, n)))
     }

@@ -179,6 +179,8 @@ impl Drop for GpuCall {
 /// The GPU's arithmetic, on a call's compute stream. The G2 MSMs run on the
 /// CPU (rayon, blst) unless `SUPRASEAL_C2_G2_MSM` places them on the device.
 impl Compute for Exec {
+    type Ahead = msm::AheadScalars;
+
     fn quotient(&self, [a, b, c]: Abc<'_>, n: usize) -> Result<Vec<Scalar>> {
         let inputs = [(a, "upload a"), (b, "upload b"), (c, "upload c")];
         let t = ntt::quotient(self, n, |k| ntt::upload_padded(self, inputs[k].0, n, inputs[k].1).map(ScalarBuf::owned), drop)?;
@@ -202,6 +204,25 @@ impl Compute for Exec {
             return Ok(scalars.iter().map(|s| crate::cpu::msm::msm::<G>(&gathered, s)).collect());
         }
         msm::msm_many_at::<G>(self, bases, positions, gathered, scalars)
+    }
+    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<msm::AheadScalars>> {
+        if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
+            return Ok(None);
+        }
+        msm::put_ahead::<G>(self, bases, positions, scalars)
+    }
+    fn msm_many_at_ahead<G: Group>(
+        &self,
+        bases: &[G::Affine],
+        positions: &[u32],
+        gathered: &[G::Affine],
+        scalars: &[&[Scalar]],
+        ahead: Option<msm::AheadScalars>,
+    ) -> Result<Vec<G::Projective>> {
+        if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
+            return self.msm_many_at::<G>(bases, positions, gathered, scalars);
+        }
+        msm::msm_many_at_ahead::<G>(self, bases, positions, gathered, scalars, ahead)
     }
     fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
         batch_add::batch_add::<G>(self, bases, bitmap)

@@ -520,6 +520,98 @@ pub fn msm_many_at<G: DeviceGroup>(
     run
 }
 
+/// A tail's positions and each circuit's scalars, put on the device ahead of
+/// their MSM ([`put_ahead`]) by another thread while the device runs the
+/// work before it; cudarc orders the MSM's kernels after the copies.
+pub struct AheadScalars {
+    positions: CudaSlice<u32>,
+    /// Per circuit, 4·n words (Montgomery form; recoded in place by the MSM).
+    scalars: Vec<CudaSlice<u64>>,
+}
+
+/// Starts copying `positions` and each of `scalars` to the device, on a
+/// stream of its own (through the staging ring, page-locked, where the call
+/// uses it), for a later [`msm_many_at_ahead`] over `bases`. `None` where
+/// that MSM would not read them there: `bases` not in the resident key, or a
+/// tail larger than one chunk of bases. Returns once the copies are
+/// enqueued (the host vectors may go). Errors: allocation or copy (the
+/// caller then lets the MSM upload them itself).
+pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<AheadScalars>> {
+    let n = positions.len();
+    if n == 0 || scalars.is_empty() || n > chunk_points::<G>(gpu.settings.gpu_chunk) || scalars.iter().any(|s| s.len() != n) {
+        return Ok(None);
+    }
+    let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
+    if !on_device {
+        return Ok(None);
+    }
+    // Called from the tail-gather thread, not the call's.
+    gpu.gpu.ctx.bind_to_thread().map_err(cuda_err("put tail scalars ahead"))?;
+    let stream = gpu.gpu.new_stream()?;
+    let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging()).flatten();
+    fn up<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        gpu: &Exec,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        ring: Option<&super::staging::StagingRing>,
+        host: &[T],
+        what: &str,
+    ) -> Result<CudaSlice<T>> {
+        // SAFETY: the copy below writes every element before the MSM reads any.
+        let mut d = unsafe { gpu.alloc_padded_on::<T>(stream, host.len(), host.len(), what) }?;
+        match ring {
+            Some(r) => r.fill(&gpu.gpu, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?,
+            None => stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?,
+        }
+        Ok(d)
+    }
+    Ok(Some(AheadScalars {
+        positions: up(gpu, &stream, ring, positions, "tail positions ahead")?,
+        scalars: scalars.iter().map(|s| up(gpu, &stream, ring, limbs(s), "tail scalars ahead")).collect::<Result<_>>()?,
+    }))
+}
+
+/// [`msm_many_at`] with the positions and scalars already on the device
+/// ([`put_ahead`] of the same positions and scalars); `None`, or an `ahead`
+/// of another shape, uploads them here as [`msm_many_at`] does.
+pub fn msm_many_at_ahead<G: DeviceGroup>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    positions: &[u32],
+    gathered: &[G::Affine],
+    scalars: &[&[Scalar]],
+    ahead: Option<AheadScalars>,
+) -> Result<Vec<G::Projective>> {
+    let n = positions.len();
+    let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
+    let Some(mut ahead) = ahead.filter(fits) else {
+        return msm_many_at::<G>(gpu, bases, positions, gathered, scalars);
+    };
+    assert!(scalars.iter().all(|s| s.len() == n), "msm_many_at_ahead: positions vs scalars");
+    assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at_ahead: a position past the bases");
+    let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
+    let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
+        return msm_many_at::<G>(gpu, bases, positions, gathered, scalars);
+    };
+    let words = G::Affine::WORDS;
+    let mut d_bases = gpu.zeros::<u64>(words * n, "alloc tail bases")?;
+    let tuning = MsmTuning::for_points(n);
+    let run = (|| -> Result<Vec<G::Projective>> {
+        // SAFETY: the n positions on the device are `positions` (put_ahead copied them;
+        // `fits` checked the length), each < bases.len() (asserted), so every read is
+        // inside the key's view of `bases` and the n·words writes inside d_bases.
+        unsafe { launch::gather_points(gpu, grid(n * words), &view, &ahead.positions, n, words as u32, &mut d_bases) }?;
+        let d_bases = d_bases.slice(..);
+        let pending = ahead.scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, &d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
+        pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
+    })();
+    // The key is held until the gather is done (the downloads above wait for
+    // this call's stream); after an error, kernels may still be queued.
+    if run.is_err() {
+        let _ = gpu.stream.synchronize();
+    }
+    run
+}
+
 fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {
     acc.iter_mut().zip(part).for_each(|(a, p)| *a += p)
 }

@@ -205,6 +205,7 @@ pub fn bit_reverse(gpu: &Exec, data: &mut CudaSlice<u64>, lg_n: u32) -> Result<(
 /// In-place NTT of n = 2^lg_n scalars with the twiddles `tw` of w (or w⁻¹
 /// for the inverse transform, unscaled): natural order in and out. A bit
 /// reversal, then [`ntt_bit_reversed_in`].
+#[cfg(any(test, feature = "tools"))]
 pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
     if lg_n == 0 {
         return Ok(());

@@ -115,8 +115,16 @@ impl StagingRing {
     /// after the last of them. `threads`: the copying threads (this one
     /// included; `None`: the ring's default). Errors: the first driver
     /// error (the pieces enqueued before it still complete).
-    pub fn fill(&self, gpu: &Gpu, stream: &CudaStream, host: &[u64], dst: &mut CudaViewMut<'_, u64>, threads: Option<usize>, what: &str) -> Result<()> {
-        assert!(dst.len() >= host.len(), "{what}: {} device words for {} host words", dst.len(), host.len());
+    pub fn fill<T: cudarc::driver::DeviceRepr>(
+        &self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        host: &[T],
+        dst: &mut CudaViewMut<'_, T>,
+        threads: Option<usize>,
+        what: &str,
+    ) -> Result<()> {
+        assert!(dst.len() >= host.len(), "{what}: {} device elements for {} host elements", dst.len(), host.len());
         let bytes = std::mem::size_of_val(host);
         if bytes == 0 {
             return Ok(());

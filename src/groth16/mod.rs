@@ -89,8 +89,8 @@ impl<'a, G: Group> AuxMsm<'a, G> {
     /// tail's gathered from the resident key where it is). `tails`: the
     /// tail's scalars of every circuit, gathered beforehand
     /// ([`MsmPlan::tail_scalars_all`]); `None` reads them from the witnesses
-    /// now.
-    fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]], tails: Option<&Gathered>) -> Result<Vec<G::Projective>> {
+    /// now. `ahead`: those scalars where [`AuxMsm::put_ahead`] put them.
+    fn msm_parts<C: Compute>(&self, compute: &C, aux: &[&[Scalar]], tails: Option<&Gathered>, ahead: Option<C::Ahead>) -> Result<Vec<G::Projective>> {
         match &*self.plan {
             plan @ MsmPlan::Split { tail, .. } => {
                 let t = std::time::Instant::now();
@@ -103,20 +103,44 @@ impl<'a, G: Group> AuxMsm<'a, G> {
                     }
                 };
                 let msm = std::time::Instant::now();
-                let sums = compute.msm_many_at::<G>(self.bases, tail, &self.tail_bases, &slices(&gathered.tails));
+                let ahead_made = ahead.is_some();
+                let sums = compute.msm_many_at_ahead::<G>(self.bases, tail, &self.tail_bases, &slices(&gathered.tails), ahead);
                 tracing::debug!(
                     group = ?G::NAME,
                     points = tail.len(),
                     circuits = aux.len(),
                     gather_ms = crate::log::round1(gathered.took.as_secs_f64() * 1e3),
                     beside = tails.is_some(),
+                    ahead = ahead_made,
                     msm_ms = crate::log::round1(msm.elapsed().as_secs_f64() * 1e3),
                     total_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
-                    "tail MSMs: scalars gathered on the host (beside the device's work, or in turn), then the MSMs"
+                    "tail MSMs: scalars gathered on the host (beside the device's work, or in turn) and put on the device ahead (or not), then the MSMs"
                 );
                 sums
             }
             MsmPlan::Plain { scalars } => compute.msm_many::<G>(self.bases, &slices(scalars)),
+        }
+    }
+
+    /// [`Compute::put_ahead`] of the tail's `gathered` scalars (a split
+    /// plan's; `None` for a plain one). A failure is logged and leaves the
+    /// upload to the MSM.
+    fn put_ahead<C: Compute>(&self, compute: &C, gathered: &Gathered) -> Option<C::Ahead> {
+        let MsmPlan::Split { tail, .. } = &*self.plan else {
+            return None;
+        };
+        let t = std::time::Instant::now();
+        match compute.put_ahead::<G>(self.bases, tail, &gathered.tails) {
+            Ok(ahead) => {
+                if ahead.is_some() {
+                    tracing::debug!(group = ?G::NAME, points = tail.len(), ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "tail scalars put on the device ahead of their MSM");
+                }
+                ahead
+            }
+            Err(e) => {
+                tracing::debug!(group = ?G::NAME, error = %e, "tail scalars not put ahead: the MSM uploads them");
+                None
+            }
         }
     }
 
@@ -261,9 +285,17 @@ fn msms_here(bases: &[blstrs::G1Affine], scalars: &[&[Scalar]]) -> Vec<G1Project
 }
 
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
-/// `b_tails`: B′'s tail scalars where [`g1_sums`] gathered them already;
-/// `None` reads them from the witnesses.
-pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2Parts, b_tails: Option<&Gathered>) -> Result<Vec<G2Projective>> {
+/// `b_tails`: B′'s tail scalars where [`g1_sums`] gathered them already
+/// (and `b_ahead`: where it put them on the device for the G2 MSM); `None`
+/// reads them from the witnesses.
+pub fn g2_parts<C: Compute>(
+    compute: &C,
+    srs: &Srs,
+    plans: &Plans<'_>,
+    parts: G2Parts,
+    b_tails: Option<&Gathered>,
+    b_ahead: Option<C::Ahead>,
+) -> Result<Vec<G2Projective>> {
     let circuits = plans.b_inp.len();
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
     let mut sums = if parts.batch_addition() {
@@ -273,7 +305,7 @@ pub fn g2_parts<C: Compute>(compute: &C, srs: &Srs, plans: &Plans<'_>, parts: G2
     };
     if parts.msms() {
         let inputs = compute.msm_many::<G2>(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
-        let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails)?;
+        let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails, b_ahead)?;
         for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
             *sum += i + t;
         }
@@ -297,10 +329,21 @@ impl Gathered {
 }
 
 /// What [`g1_sums`] returns: (L, A′, B′ in G1) of every circuit, and B′'s
-/// tail scalars, which B′ in G2 shares ([`g2_parts`]: its plan is B′'s).
-pub struct G1Sums {
+/// tail scalars, which B′ in G2 shares ([`g2_parts`]: its plan is B′'s),
+/// with their copy put on the device for the G2 MSM where it runs there.
+pub struct G1Sums<A> {
     pub sums: Vec<(G1Projective, G1Projective, G1Projective)>,
     pub b_tails: Gathered,
+    pub b_g2_ahead: Option<A>,
+}
+
+/// One plan's tail scalars as the gather thread of [`g1_sums`] hands them
+/// over: on the host, and put ahead on the device for the G1 MSM (and, for
+/// B′, for the G2 one).
+struct Tail<A> {
+    gathered: Gathered,
+    ahead: Option<A>,
+    ahead_g2: Option<A>,
 }
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
@@ -310,11 +353,13 @@ pub struct G1Sums {
 /// tails' scalars are read from the witnesses on the host (random reads
 /// over each circuit's aux vector): a thread of its own
 /// gathers L's, A′'s, then B′'s while the device runs the batch additions
-/// and the tail MSMs before them. The handover is a rendezvous, so at most
-/// two plans' tails are on the host at once (the one in its MSM and the
-/// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
+/// and the tail MSMs before them, and puts each on the device ahead of its
+/// MSM ([`Compute::put_ahead`]; B′'s also for the G2 MSM), so that their
+/// uploads run beside that work instead of between the MSMs. The handover
+/// is a rendezvous, so at most two plans' tails are on the host (and ahead
+/// on the device) at once (the one in its MSM and the next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
 /// latter includes any wait for a gather or for the input MSMs' thread).
-pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums> {
+pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums<C::Ahead>> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
@@ -335,14 +380,17 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                     .ok()
             })
             .flatten();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Gathered>(0);
-        let order = [&plans.l.plan, &plans.a.plan, &plans.b1.plan];
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Tail<C::Ahead>>(0);
+        let order = [&plans.l, &plans.a, &plans.b1];
         let feeder = std::thread::Builder::new()
             .name("supraseal-c2-tails".into())
             .spawn_scoped(scope, move || {
-                for plan in order {
+                for (k, msm) in order.into_iter().enumerate() {
+                    let gathered = Gathered::of(&msm.plan, &plans.aux);
+                    let ahead = msm.put_ahead(compute, &gathered);
+                    let ahead_g2 = if k == 2 { plans.b2.put_ahead(compute, &gathered) } else { None };
                     // A failed step on the device drops the receiver: stop.
-                    if tx.send(Gathered::of(plan, &plans.aux)).is_err() {
+                    if tx.send(Tail { gathered, ahead, ahead_g2 }).is_err() {
                         break;
                     }
                 }
@@ -350,31 +398,34 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             // Where no thread can be made, each tail is gathered in its turn.
             .ok();
         let mut turn = 0;
-        let mut next = || -> Result<Gathered> {
+        let mut next = || -> Result<Tail<C::Ahead>> {
             turn += 1;
             if feeder.is_some() {
                 rx.recv().map_err(|_| crate::error::Error::new(crate::error::code::EFAULT, "g1_sums: the tail-gather thread ended early"))
             } else {
-                Ok(Gathered::of(order[turn - 1], &plans.aux))
+                Ok(Tail { gathered: Gathered::of(&order[turn - 1].plan, &plans.aux), ahead: None, ahead_g2: None })
             }
         };
-        let sums = (|| -> Result<G1Sums> {
+        let sums = (|| -> Result<G1Sums<C::Ahead>> {
             let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
                 Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
             })?;
             // Each base vector goes up once for all circuits (tails, and input MSMs through `compute`).
-            let (a_inp, b_inp, lt, at, (bt, b_tails)) = clock.time(Step::Tails, || -> Result<_> {
+            let (a_inp, b_inp, lt, at, (bt, b)) = clock.time(Step::Tails, || -> Result<_> {
                 let (a_inp, b_inp) = match input_msms.take() {
                     Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                     None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
                 };
-                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&next()?))?;
-                let at = plans.a.msm_parts(compute, &plans.aux, Some(&next()?))?;
-                let b_tails = next()?;
-                Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&b_tails))?, b_tails)))
+                let tail = next()?;
+                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&tail.gathered), tail.ahead)?;
+                let tail = next()?;
+                let at = plans.a.msm_parts(compute, &plans.aux, Some(&tail.gathered), tail.ahead)?;
+                let mut b = next()?;
+                let bt = plans.b1.msm_parts(compute, &plans.aux, Some(&b.gathered), b.ahead.take())?;
+                Ok((a_inp, b_inp, lt, at, (bt, b)))
             })?;
             let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
-            Ok(G1Sums { sums, b_tails })
+            Ok(G1Sums { sums, b_tails: b.gathered, b_g2_ahead: b.ahead_g2 })
         })();
         // The feeder stops once the receiver is gone; a panic there, or in
         // the input MSMs' thread not joined above (an earlier error), is

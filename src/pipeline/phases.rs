@@ -99,7 +99,7 @@ pub fn prove<B: Backend + ?Sized>(
                 // its split-MSM preparation done, and (0) once its CPU G2 MSM
                 // ends (`curio-fork`; nothing otherwise).
                 let _throttle = crate::curio::cpu_g2_work();
-                in_cpu_pool(|| groth16::g2_parts(backend.compute(), srs, &plans, parts, None))
+                in_cpu_pool(|| groth16::g2_parts(backend.compute(), srs, &plans, parts, None, None))
             });
             clock.add(Step::G2, t.elapsed());
             g2
@@ -381,15 +381,19 @@ fn phase2<B: Backend + ?Sized>(
     let mut out: Vec<Intermediates> =
         hs.into_iter().zip(g1.sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
     let placement = backend.placement();
-    // B's tail scalars serve the G2 tail MSM where it runs here; else the
-    // CPU thread gathers its own, and these go now.
-    let b_tails = (placement.g2_msm == Place::Device).then_some(g1.b_tails);
+    // B's tail scalars (and their copy on the device) serve the G2 tail MSM
+    // where it runs here; else the CPU thread gathers its own, and these go
+    // now.
+    let (b_tails, b_ahead) = match placement.g2_msm {
+        Place::Device => (Some(g1.b_tails), g1.b_g2_ahead),
+        Place::Host => (None, None),
+    };
     if placement.g2_batch_add == Place::Device {
-        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None))?;
+        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None, None))?;
         out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
     }
     if placement.g2_msm == Place::Device {
-        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms, b_tails.as_ref()))?;
+        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms, b_tails.as_ref(), b_ahead))?;
         out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
     }
     Ok(out)
