@@ -1,13 +1,15 @@
-# The runs that measure 0a36813 … main's head on the H200 (sessions 22–23 were lent no device).
-# Pack: notes/runs/s24/pack.sh. Each argument is one step, run in order, in one device call:
+# The runs that measure main's head on the H200 (session 24's logs in notes/runs/s24/ were made
+# with this script's previous version: git log -- notes/runs/s24/steps.sh).
+# Pack: notes/runs/s25/pack.sh. Each argument is one step, run in order, in one device call:
 #   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params)       ~210 s
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
+#   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   steps.sh synth-bg tests wait · steps.sh porep bench · steps.sh upstream hmsm
+#   steps.sh synth-bg tests ntt wait · steps.sh porep · steps.sh upstream
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
@@ -44,6 +46,14 @@ for step in "$@"; do
     ;;
   wait)
     wait; tail -n 5 $OUT/synth.log
+    ;;
+  ntt)
+    N=$OUT/ntt.log
+    {
+      echo "== sppark 0.1.16"; timeout 150 ./sppark_bench 20 27; echo "rc=$?"
+      echo "== ours"; BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=27 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
+    } > $N 2>&1
+    grep -E "NTT|tail sweep|rc=|panicked" $N
     ;;
   bench)
     K=$OUT/kernels.log
