@@ -537,6 +537,36 @@ mod tests {
         }
     }
 
+    /// The kernels' own source (cuda/ntt_pass.cuh) compiled for the host
+    /// by cuda/host/ntt_pass_host.cpp, over a small prime field, one thread
+    /// per block, with the passes [`ntt_passes`] makes: the DIT and DIF
+    /// transforms, the DIF inverse with the coset shift in its last write,
+    /// and the DIT from bit-reversed order, each against a textbook
+    /// transform. A host C++ compiler is there wherever nvcc built the
+    /// kernels (`CXX`, else `c++`).
+    #[test]
+    fn ntt_pass_source_on_the_host() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
+        let exe = std::env::temp_dir().join(format!("supraseal-c2-ntt-pass-host-{}", std::process::id()));
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let built = std::process::Command::new(&cxx)
+            .args(["-std=c++17", "-O2", &format!("-DNTT_TILE_LG={NTT_TILE_LG}")])
+            .arg(root.join("host/ntt_pass_host.cpp"))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
+        assert!(built.status.success(), "{cxx} failed on cuda/host/ntt_pass_host.cpp:\n{}", String::from_utf8_lossy(&built.stderr));
+        for lg_n in [11u32, 13, 19, 20] {
+            let passes: Vec<String> = ntt_passes(lg_n).iter().map(|(s0, k, lg_t)| format!("{s0},{k},{lg_t}")).collect();
+            let out = std::process::Command::new(&exe).arg(lg_n.to_string()).args(&passes).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "2^{lg_n} with passes {passes:?}:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(text.lines().filter(|l| l.ends_with(": equal")).count(), 4, "2^{lg_n}: {text}");
+        }
+        let _ = std::fs::remove_file(&exe);
+    }
+
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.
     #[test]
     fn ntt_passes_cover_every_stage_once() {
