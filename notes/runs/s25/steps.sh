@@ -7,6 +7,8 @@
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
+#   porep16   ours as a 16 GiB card, W = 2 x 2: 8 staging threads, then caller-pinned     ~300 s
+#             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
 #   steps.sh synth-bg tests ntt wait · steps.sh porep · steps.sh upstream
@@ -72,6 +74,20 @@ for step in "$@"; do
     grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
     grep -o "compute-pool allocations of the call.*" $G | head -3
     same_proofs $OUT/ours/proofs-porep-32g-ours.txt
+    ;;
+  porep16)
+    for variant in threads8 pinned; do
+      mkdir -p $OUT/$variant
+      case $variant in
+      threads8) extra="SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
+      pinned) extra=; pinned=1 ;;
+      esac
+      env OUT=$OUT/$variant WORKERS=2 PARTITIONS=2 MODES=two-limit=16384 KEEP=1 SKIP_UPSTREAM=1 CALLER_PINNED=$pinned \
+        OURS_ENV="$LOGS $extra" timeout 280 ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? ($variant)"
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $OUT/$variant/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|peak" | tail -n 12
+      same_proofs $OUT/$variant/proofs-porep-32g-ours.txt
+    done
     ;;
   upstream)
     mkdir -p $OUT/upstream
