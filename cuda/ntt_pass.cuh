@@ -38,7 +38,7 @@ __device__ __forceinline__ F power_from_tables(const F* lo, const F* hi, unsigne
 // 2^lg_t twiddles in shared memory (the column factors, then one
 // multiplication each: about 2/k of the butterflies' multiplications); the
 // pass with s0 = 0 (col = 0) reads roots directly. Dynamic shared memory:
-// ntt_shared_bytes(k, lg_t) in src/gpu/ntt.rs.
+// ntt_shared_bytes(s0, k, lg_t) in src/gpu/ntt.rs.
 //
 // With `scale` (DIF only), the element written at position p is multiplied
 // by slo/shi's power at bit-reverse(p) (power_from_tables): the coset shift of

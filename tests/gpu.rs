@@ -133,6 +133,35 @@ fn gpu_quotient_matches_cpu() {
     }
 }
 
+/// A split plan's tail MSMs over a resident key with their positions and
+/// scalars put on the device ahead, from another thread (as phase 2's
+/// tail-gather thread does): in G1 and G2, for one circuit and for three,
+/// positions repeated and out of order, each sum equal to the CPU's over the
+/// gathered bases, and the MSM reading the copies put ahead.
+#[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
+fn gpu_tail_msms_with_scalars_put_ahead_match_cpu() {
+    let gpu = gpu_or_skip!();
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s);
+    fn check<G: supraseal_c2::backend::Group>(gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G::Affine], tail: usize, circuits: usize, rng: &mut ChaCha20Rng, s: u64) {
+        let positions: Vec<u32> = (0..tail).map(|_| rng.gen_range(0..bases.len() as u32)).collect();
+        let scalars: Vec<Vec<Scalar>> = (0..circuits as u64).map(|c| random_scalars(tail, s + 100 + c)).collect();
+        let gathered: Vec<G::Affine> = positions.iter().map(|&q| bases[q as usize]).collect();
+        let want: Vec<G::Projective> = scalars.iter().map(|sc| cpu_msm::msm::<G>(&gathered, sc)).collect();
+        let (got, ahead) = gpu.tail_msm_ahead::<G>(bases, &positions, &scalars).unwrap();
+        assert_eq!(got, want, "{:?}: {circuits} circuit(s), tail of {tail}", G::NAME);
+        assert!(ahead, "{:?}: {circuits} circuit(s): the MSM did not read the scalars put ahead", G::NAME);
+    }
+    let g1 = random_bases(1 << 14, s);
+    let g2 = random_g2_bases(1 << 12, s + 1);
+    for circuits in [1, 3] {
+        check::<G1>(&gpu, &g1, 20_000, circuits, &mut rng, s);
+        check::<G2>(&gpu, &g2, 5_000, circuits, &mut rng, s);
+    }
+    eprintln!("tail MSMs with scalars put ahead: G1 and G2, 1 and 3 circuits, equal to the CPU");
+}
+
 #[test]
 #[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_msm_matches_cpu_on_random_and_special_inputs() {

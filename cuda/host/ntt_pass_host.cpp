@@ -1,17 +1,26 @@
 // cuda/ntt_pass.cuh, the source of the fr_ntt_pass and fr_ntt_pass_dif
 // kernels, compiled for the host and run over the prime field of
-// p = 998244353 (2^23 divides p - 1), one thread per block (so each loop of
-// a block covers every element and __syncthreads has nothing to wait for).
-// It checks the kernels' indexing, stage order, twiddle factoring and fused
+// p = 998244353 (2^23 divides p - 1). Each block's threads run as fibers
+// (ucontext) in the block size src/gpu/ntt.rs launches with, switched at
+// every __syncthreads, in an order that changes from barrier to barrier
+// (forward, reverse, shuffled), so a missing barrier shows as a wrong
+// result; a barrier some threads of a block skip is reported. Shared memory
+// past what src/gpu/ntt.rs asks for must stay untouched. It checks the
+// kernels' indexing, stage order, twiddle factoring, barriers and fused
 // scaling against a textbook transform; the field arithmetic of fr_t is the
 // GPU tests' to check. Built and run by the test
 // `ntt_pass_source_on_the_host` in src/gpu/ntt.rs:
-//   c++ -std=c++17 -O2 -DNTT_TILE_LG=10 ntt_pass_host.cpp -o t && ./t lg_n s0,k,lg_t ...
+//   c++ -std=c++17 -O2 -DNTT_TILE_LG=10 -DNTT_THREADS=256 ntt_pass_host.cpp -o t && ./t lg_n s0,k,lg_t ...
 // (the passes as src/gpu/ntt.rs's ntt_passes makes them). Prints one line
 // per check; exits 1 at the first mismatch.
+#include <ucontext.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #define __device__
@@ -23,7 +32,14 @@ struct Dim3 {
     unsigned x;
 };
 static Dim3 blockIdx, threadIdx, blockDim;
-static void __syncthreads() {}
+
+// The block's threads as fibers: each runs until its next barrier (or its
+// end), then the scheduler runs the next one.
+static ucontext_t scheduler;
+static std::vector<ucontext_t> fibers;
+static std::vector<std::vector<char>> stacks;
+static std::vector<bool> finished;
+static void __syncthreads() { swapcontext(&fibers[threadIdx.x], &scheduler); }
 static unsigned long long __brevll(unsigned long long x) {
     unsigned long long r = 0;
     for (int i = 0; i < 64; i++) r |= ((x >> i) & 1ull) << (63 - i);
@@ -54,6 +70,7 @@ static F root(unsigned lg) { return pow(F(3), (F::P - 1) >> lg); }
 
 // Shared memory of one block, as the kernels' launches size it at most.
 alignas(16) unsigned char sh_raw[sizeof(F) * ((2u << NTT_TILE_LG) + NTT_TILE_LG * 4)];
+const unsigned char CANARY = 0xa5;
 
 #include "../ntt_pass.cuh"
 
@@ -83,20 +100,81 @@ struct Twiddles {
     }
 };
 
-// One launch: every block of the pass in turn.
+// One launch's arguments, for the fibers' entry point.
+struct Launch {
+    bool dif;
+    F* data;
+    const Twiddles* tw;
+    unsigned lg_n;
+    Pass p;
+    const Tables* scale;
+};
+static Launch current;
+
+static void thread_main() {
+    const Launch& l = current;
+    const Twiddles& tw = *l.tw;
+    const Tables& s = l.scale ? *l.scale : tw.t;
+    if (l.dif)
+        ntt_pass<true, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
+                          l.p.lg_t, s.lo.data(), s.hi.data(), s.lg_lo, l.scale != nullptr);
+    else
+        ntt_pass<false, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
+                           l.p.lg_t, nullptr, nullptr, 0, false);
+    finished[threadIdx.x] = true;
+    swapcontext(&fibers[threadIdx.x], &scheduler);
+}
+
+// Thread t of the block, ready to start (apart from `launch`: getcontext
+// returns twice, like setjmp, which its locals should not live across).
+static void make_fiber(unsigned t) {
+    getcontext(&fibers[t]);
+    fibers[t].uc_stack.ss_sp = stacks[t].data();
+    fibers[t].uc_stack.ss_size = stacks[t].size();
+    fibers[t].uc_link = nullptr;
+    makecontext(&fibers[t], thread_main, 0);
+}
+
+// One launch: every block of the pass in turn, min(tile / 2, NTT_THREADS)
+// threads each (src/gpu/ntt.rs's pass_config), and the shared memory it
+// sizes (ntt_shared_bytes: the tile, and after the first pass the twiddles
+// and column factors).
 static void launch(bool dif, std::vector<F>& d, const Twiddles& tw, unsigned lg_n, Pass p, const Tables* scale) {
-    size_t blocks = d.size() >> (p.k + p.lg_t);
-    blockDim.x = 1;
-    threadIdx.x = 0;
+    static std::mt19937 rng(31);
+    const unsigned tile = 1u << (p.k + p.lg_t), cols = 1u << p.lg_t;
+    const unsigned threads = std::min(tile / 2, (unsigned)NTT_THREADS);
+    const size_t shared = sizeof(F) * (p.s0 == 0 ? tile : tile + (tile - cols) + p.k * cols);
+    current = Launch{dif, d.data(), &tw, lg_n, p, scale};
+    blockDim.x = threads;
+    fibers.assign(threads, ucontext_t{});
+    stacks.resize(threads, std::vector<char>(64 << 10));
+    std::vector<unsigned> order(threads);
+    const size_t blocks = d.size() >> (p.k + p.lg_t);
     for (size_t b = 0; b < blocks; b++) {
         blockIdx.x = (unsigned)b;
-        const Tables& s = scale ? *scale : tw.t;
-        if (dif)
-            ntt_pass<true, F>(d.data(), tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, lg_n, p.s0, p.k,
-                              p.lg_t, s.lo.data(), s.hi.data(), s.lg_lo, scale != nullptr);
-        else
-            ntt_pass<false, F>(d.data(), tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, lg_n, p.s0, p.k,
-                               p.lg_t, nullptr, nullptr, 0, false);
+        memset(sh_raw, CANARY, sizeof sh_raw);
+        finished.assign(threads, false);
+        for (unsigned t = 0; t < threads; t++) make_fiber(t);
+        for (unsigned round = 0;; round++) {
+            for (unsigned t = 0; t < threads; t++) order[t] = round % 3 == 1 ? threads - 1 - t : t;
+            if (round % 3 == 2) std::shuffle(order.begin(), order.end(), rng);
+            for (unsigned t : order) {
+                threadIdx.x = t;
+                swapcontext(&scheduler, &fibers[t]);
+            }
+            size_t done = std::count(finished.begin(), finished.end(), true);
+            if (done == threads) break;
+            if (done != 0) {
+                printf("2^%u pass s0=%u: a barrier that %zu of %u threads skip\n", lg_n, p.s0, done, threads);
+                exit(1);
+            }
+        }
+        for (size_t i = shared; i < sizeof sh_raw; i++) {
+            if (sh_raw[i] != CANARY) {
+                printf("2^%u pass s0=%u: shared memory written at byte %zu, past the %zu launched\n", lg_n, p.s0, i, shared);
+                exit(1);
+            }
+        }
     }
 }
 

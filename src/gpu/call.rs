@@ -222,7 +222,12 @@ impl Compute for Exec {
         if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
             return self.msm_many_at::<G>(bases, positions, gathered, scalars);
         }
-        msm::msm_many_at_ahead::<G>(self, bases, positions, gathered, scalars, ahead)
+        let made = ahead.is_some();
+        let (sums, read) = msm::msm_many_at_ahead::<G>(self, bases, positions, gathered, scalars, ahead)?;
+        if made && !read {
+            tracing::debug!(group = ?G::NAME, points = positions.len(), "tail scalars put ahead but uploaded again (the key's copy went, or another shape)");
+        }
+        Ok(sums)
     }
     fn batch_add<G: Group>(&self, bases: &[G::Affine], bitmap: &[u64]) -> Result<G::Projective> {
         batch_add::batch_add::<G>(self, bases, bitmap)

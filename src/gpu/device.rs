@@ -204,6 +204,11 @@ impl Gpu {
             .as_ref()
     }
 
+    /// This device's staging ring where a call has made it ([`Gpu::staging`]).
+    pub fn staging_made(&self) -> Option<&super::staging::StagingRing> {
+        self.staging.get().and_then(Option::as_ref)
+    }
+
     /// Whether the first and last byte of `ptr..ptr + bytes` are page-locked
     /// host memory the driver knows (`cuMemHostAlloc`, or a registration of
     /// anyone's): the driver's memory type for both is host. `false` for

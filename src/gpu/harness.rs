@@ -180,6 +180,40 @@ impl GpuBackendHandle {
         }
     }
 
+    /// A split plan's tail MSMs as phase 2 runs them over a resident key:
+    /// Σ_t scalars[j][t]·bases[positions[t]] for each circuit j, with
+    /// `bases` made the device's resident key for this call (the key there
+    /// before, if any, is put back after), the positions and scalars put on
+    /// the device ahead from a thread of their own (`msm::put_ahead`), then
+    /// `msm::msm_many_at_ahead`. Returns the sums and whether the MSM read
+    /// the copies put ahead.
+    pub fn tail_msm_ahead<G: crate::backend::Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<(Vec<G::Projective>, bool)> {
+        #[cfg(supraseal_gpu)]
+        {
+            use std::sync::Arc;
+            let gpu = self.inner.exec();
+            let d = gpu.upload(limbs(bases), "upload resident bases")?;
+            let key = super::resident::copy::ResidentKey::of_copies(u64::MAX, gpu.stream.clone(), vec![(bases.as_ptr() as usize, d)]);
+            let resident = &gpu.gpu.memory.resident;
+            let before = resident.lock().unwrap_or_else(|p| p.into_inner()).replace(Arc::new(key));
+            let run = (|| {
+                let ahead = std::thread::scope(|s| s.spawn(|| msm::put_ahead::<G>(gpu, bases, positions, scalars)).join().unwrap())?;
+                let views: Vec<&[Scalar]> = scalars.iter().map(Vec::as_slice).collect();
+                let put = ahead.is_some();
+                let (sums, read) = msm::msm_many_at_ahead::<G>(gpu, bases, positions, &[], &views, ahead)?;
+                Ok((sums, put && read))
+            })();
+            let _ = gpu.stream.synchronize();
+            *resident.lock().unwrap_or_else(|p| p.into_inner()) = before;
+            run
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (bases, positions, scalars);
+            match self.never {}
+        }
+    }
+
     /// Benchmark of one G1 MSM with the bases already on the device (as
     /// sppark's harness keeps its points): uploads `bases` once, then per
     /// repetition uploads `scalars` (page-lock them for DMA speed) and runs

@@ -88,8 +88,7 @@ macro_rules! push_arg {
 
 /// The kernel table: one entry per kernel,
 /// `Variant = fn symbol(param: mode Type, …);` in the order
-/// [`Kernel::index`] numbers them (attributes before an entry go to its
-/// launch function); then, after `;`, one entry per kernel
+/// [`Kernel::index`] numbers them; then, after `;`, one entry per kernel
 /// instantiated for both groups (a template over the point types in cuda/,
 /// one `extern "C"` wrapper per group), `Name(VariantG1 = "symbol_g1",
 /// VariantG2 = "symbol_g2") = fn launch_name(…);`, which [`PointKernel`]
@@ -100,7 +99,7 @@ macro_rules! push_arg {
 /// one against the other).
 macro_rules! kernels {
     (
-        $($(#[$attr:meta])* $variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
+        $($variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
         ;
         $($point:ident($g1:ident = $g1_name:literal, $g2:ident = $g2_name:literal) = fn $pname:ident($($pp:ident: $pmode:ident $pt:ident),* $(,)?);)*
     ) => {
@@ -173,7 +172,6 @@ macro_rules! kernels {
 
             $(
                 #[doc = concat!("Launches `", stringify!($name), "`; see the [module](self)'s safety contract.")]
-                $(#[$attr])*
                 pub unsafe fn $name(exec: &Exec, cfg: LaunchConfig, $($p: arg_ty!($mode $t)),*) -> Result<()> {
                     let k = Kernel::$variant;
                     let mut l = exec.stream.launch_builder(exec.kernel(k));
@@ -199,8 +197,6 @@ macro_rules! kernels {
 
 kernels! {
     FrPowers = fn fr_powers(out: dst u64, consts: src u64, n: val usize);
-    // The quotient shifts its cosets inside its NTT passes; this one serves tests and tools.
-    #[cfg_attr(not(any(test, feature = "tools")), allow(dead_code))]
     FrMulPowersTab = fn fr_mul_powers_tab(data: dst u64, lo: src u64, hi: src u64, lg_lo: val u32, n: val usize);
     FrBitReverse = fn fr_bit_reverse(data: dst u64, lg_n: val u32);
     FrNttPass = fn fr_ntt_pass(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32);

@@ -531,14 +531,22 @@ pub struct AheadScalars {
 
 /// Starts copying `positions` and each of `scalars` to the device, on a
 /// stream of its own (through the staging ring, page-locked, where the call
-/// uses it), for a later [`msm_many_at_ahead`] over `bases`. `None` where
-/// that MSM would not read them there: `bases` not in the resident key, or a
-/// tail larger than one chunk of bases. Returns once the copies are
-/// enqueued (the host vectors may go). Errors: allocation or copy (the
-/// caller then lets the MSM upload them itself).
+/// uses it and a call has made it), for a later [`msm_many_at_ahead`] over
+/// `bases`. `None` where that MSM would not read them there (`bases` not in
+/// the resident key, or a tail larger than one chunk of bases), where they
+/// take more than `SUPRASEAL_C2_GPU_CHUNK_MB` (the room of the chunk buffers
+/// a resident key leaves unused; phase 2 holds at most two such sets
+/// ahead), and with `SUPRASEAL_C2_FAULT_ALLOC`
+/// set (these allocations run on the calling thread, beside the call's, so
+/// which one is phase 2's N-th would depend on timing). Returns once the
+/// copies are enqueued (the host vectors may go). Errors: allocation or
+/// copy (the caller then lets the MSM upload them itself).
 pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<AheadScalars>> {
     let n = positions.len();
     if n == 0 || scalars.is_empty() || n > chunk_points::<G>(gpu.settings.gpu_chunk) || scalars.iter().any(|s| s.len() != n) {
+        return Ok(None);
+    }
+    if gpu.settings.fault.is_some() || (32 * scalars.len() + 4) * n > gpu.settings.gpu_chunk {
         return Ok(None);
     }
     let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
@@ -548,7 +556,8 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     // Called from the tail-gather thread, not the call's.
     gpu.gpu.ctx.bind_to_thread().map_err(cuda_err("put tail scalars ahead"))?;
     let stream = gpu.gpu.new_stream()?;
-    let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging()).flatten();
+    // Not made here, inside phase 2, if no call has made it.
+    let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging_made()).flatten();
     fn up<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         gpu: &Exec,
         stream: &std::sync::Arc<cudarc::driver::CudaStream>,
@@ -571,8 +580,10 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
 }
 
 /// [`msm_many_at`] with the positions and scalars already on the device
-/// ([`put_ahead`] of the same positions and scalars); `None`, or an `ahead`
-/// of another shape, uploads them here as [`msm_many_at`] does.
+/// ([`put_ahead`] of the same positions and scalars); `None`, an `ahead` of
+/// another shape, or bases no longer in the resident key upload them here
+/// as [`msm_many_at`] does. Returns the sums and whether they read the
+/// copies put ahead.
 pub fn msm_many_at_ahead<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
@@ -580,17 +591,18 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     gathered: &[G::Affine],
     scalars: &[&[Scalar]],
     ahead: Option<AheadScalars>,
-) -> Result<Vec<G::Projective>> {
+) -> Result<(Vec<G::Projective>, bool)> {
     let n = positions.len();
     let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
+    let in_turn = || msm_many_at::<G>(gpu, bases, positions, gathered, scalars).map(|sums| (sums, false));
     let Some(mut ahead) = ahead.filter(fits) else {
-        return msm_many_at::<G>(gpu, bases, positions, gathered, scalars);
+        return in_turn();
     };
     assert!(scalars.iter().all(|s| s.len() == n), "msm_many_at_ahead: positions vs scalars");
     assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at_ahead: a position past the bases");
     let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
     let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
-        return msm_many_at::<G>(gpu, bases, positions, gathered, scalars);
+        return in_turn();
     };
     let words = G::Affine::WORDS;
     let mut d_bases = gpu.zeros::<u64>(words * n, "alloc tail bases")?;
@@ -609,7 +621,7 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     if run.is_err() {
         let _ = gpu.stream.synchronize();
     }
-    run
+    run.map(|sums| (sums, true))
 }
 
 fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {

@@ -1,7 +1,10 @@
 //! The quotient polynomial on the GPU: the same transforms as the CPU
 //! backend (`cpu::ntt`, with [`crate::curve`]'s roots), so results are identical field elements.
-//! Radix-2 DIT: one bit-reversal pass, then the lg n butterfly stages in
-//! passes of up to 10 stages held in shared memory (3 passes at 2^24).
+//! Radix-2 stages in passes of up to 10 held in shared memory (3 passes at
+//! 2^24, cuda/ntt_pass.cuh): decimation in time from bit-reversed order
+//! ([`ntt_bit_reversed_in`], or [`ntt`] after a bit reversal) and in
+//! frequency from natural order ([`ntt_dif`]). The quotient pairs them so
+//! that one bit reversal per circuit is left.
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
@@ -22,7 +25,8 @@ const LG_LO: u32 = 10;
 /// of 4 scalars (128 bytes, one L2 line) per global access, or of 2 where
 /// that saves a whole pass (2^19, 2^27: 9 stages per later pass instead of 8).
 const NTT_LG_COLS: u32 = 2;
-/// Threads per `fr_ntt_pass` block (a 2^10 tile has 512 butterflies per stage).
+/// Threads per `fr_ntt_pass` and `fr_ntt_pass_dif` block (a 2^10 tile has
+/// 512 butterflies per stage).
 const NTT_THREADS: u32 = 256;
 
 /// Kernel constants, uploaded once before the kernels that read them: a
@@ -88,7 +92,6 @@ impl PowerTables {
     }
 
     /// `data[i] *= lo[i mod 2^lg_lo]·hi[i / 2^lg_lo]` for i < n (n within the tables).
-    #[cfg(any(test, feature = "tools"))]
     fn apply(&self, gpu: &Exec, data: &mut CudaSlice<u64>, n: usize) -> Result<()> {
         assert!(data.len() >= 4 * n && (self.hi.len() / 4) << self.lg_lo >= n, "power tables: {n} scalars");
         // SAFETY: data holds n scalars and the tables cover every i < n (asserted).
@@ -196,6 +199,9 @@ fn pass_config(lg_n: u32, (s0, k, lg_t): (u32, u32, u32)) -> LaunchConfig {
 
 /// `data` (2^lg_n scalars) into bit-reversed order, in place.
 pub fn bit_reverse(gpu: &Exec, data: &mut CudaSlice<u64>, lg_n: u32) -> Result<()> {
+    if lg_n == 0 {
+        return Ok(());
+    }
     let n = 1usize << lg_n;
     assert!(data.len() >= 4 * n, "bit_reverse: 2^{lg_n} scalars");
     // SAFETY: data holds n scalars (asserted).
@@ -237,8 +243,12 @@ pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles,
 /// the scalar left at position p is multiplied by `scale`'s power at
 /// bit-reverse(p), the index of the transform's output it holds, in the
 /// last pass's write (`scale` covers exponents below n): the coset shift of
-/// an inverse transform, with its 1/n, costs no pass of its own.
+/// an inverse transform, with its 1/n, costs no pass of its own (at n = 1,
+/// with no pass, a pass of its own).
 pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, scale: Option<&PowerTables>) -> Result<()> {
+    if lg_n == 0 {
+        return scale.map_or(Ok(()), |p| p.apply(gpu, data, 1));
+    }
     assert!(data.len() >= 4 << lg_n, "ntt_dif: 2^{lg_n} scalars");
     if let Some(p) = scale {
         assert!((p.hi.len() / 4) << p.lg_lo >= 1 << lg_n, "ntt_dif: scale tables below 2^{lg_n}");
@@ -538,27 +548,33 @@ mod tests {
     }
 
     /// The kernels' own source (cuda/ntt_pass.cuh) compiled for the host
-    /// by cuda/host/ntt_pass_host.cpp, over a small prime field, one thread
-    /// per block, with the passes [`ntt_passes`] makes: the DIT and DIF
+    /// by cuda/host/ntt_pass_host.cpp, over a small prime field, each
+    /// block's threads as fibers switched at every barrier, in the block
+    /// size and shared memory [`pass_config`] launches with: the DIT and DIF
     /// transforms, the DIF inverse with the coset shift in its last write,
     /// and the DIT from bit-reversed order, each against a textbook
-    /// transform. A host C++ compiler is there wherever nvcc built the
-    /// kernels (`CXX`, else `c++`).
+    /// transform. The passes are [`ntt_passes`]' at 2^11, 2^13 and 2^19 (later
+    /// passes of 2 columns, as at 2^27), and at 2^15 a list with 2-column
+    /// passes after the first and a short last one (2^27's shape, smaller).
+    /// A host C++ compiler is there wherever nvcc built the kernels (`CXX`,
+    /// else `c++`).
     #[test]
     fn ntt_pass_source_on_the_host() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
         let exe = std::env::temp_dir().join(format!("supraseal-c2-ntt-pass-host-{}", std::process::id()));
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
         let built = std::process::Command::new(&cxx)
-            .args(["-std=c++17", "-O2", &format!("-DNTT_TILE_LG={NTT_TILE_LG}")])
+            .args(["-std=c++17", "-O2", &format!("-DNTT_TILE_LG={NTT_TILE_LG}"), &format!("-DNTT_THREADS={NTT_THREADS}")])
             .arg(root.join("host/ntt_pass_host.cpp"))
             .arg("-o")
             .arg(&exe)
             .output()
             .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
         assert!(built.status.success(), "{cxx} failed on cuda/host/ntt_pass_host.cpp:\n{}", String::from_utf8_lossy(&built.stderr));
-        for lg_n in [11u32, 13, 19, 20] {
-            let passes: Vec<String> = ntt_passes(lg_n).iter().map(|(s0, k, lg_t)| format!("{s0},{k},{lg_t}")).collect();
+        let arg = |(s0, k, lg_t): (u32, u32, u32)| format!("{s0},{k},{lg_t}");
+        let mut runs: Vec<(u32, Vec<String>)> = [11u32, 13, 19].iter().map(|&lg| (lg, ntt_passes(lg).into_iter().map(arg).collect())).collect();
+        runs.push((15, [(0, 10, 0), (10, 4, 1), (14, 1, 1)].into_iter().map(arg).collect()));
+        for (lg_n, passes) in runs {
             let out = std::process::Command::new(&exe).arg(lg_n.to_string()).args(&passes).output().unwrap();
             let text = String::from_utf8_lossy(&out.stdout);
             assert!(out.status.success(), "2^{lg_n} with passes {passes:?}:\n{text}{}", String::from_utf8_lossy(&out.stderr));

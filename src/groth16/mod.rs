@@ -84,7 +84,7 @@ impl<'a, G: Group> AuxMsm<'a, G> {
 
     /// The MSM parts of every circuit's sum (`aux`: the circuits' aux
     /// vectors): the tails, or every base when the plan is not split; all
-    /// circuits in one [`Compute::msm_many_at`] or [`Compute::msm_many`] (a
+    /// circuits in one [`Compute::msm_many_at_ahead`] or [`Compute::msm_many`] (a
     /// device backend puts the bases on the device once for all of them, the
     /// tail's gathered from the resident key where it is). `tails`: the
     /// tail's scalars of every circuit, gathered beforehand
@@ -328,22 +328,23 @@ impl Gathered {
     }
 }
 
+/// (L, A′, B′ in G1) of one circuit.
+pub type G1Parts = (G1Projective, G1Projective, G1Projective);
+
 /// What [`g1_sums`] returns: (L, A′, B′ in G1) of every circuit, and B′'s
 /// tail scalars, which B′ in G2 shares ([`g2_parts`]: its plan is B′'s),
 /// with their copy put on the device for the G2 MSM where it runs there.
 pub struct G1Sums<A> {
-    pub sums: Vec<(G1Projective, G1Projective, G1Projective)>,
-    pub b_tails: Gathered,
+    pub sums: Vec<G1Parts>,
+    pub b_tails: Arc<Gathered>,
     pub b_g2_ahead: Option<A>,
 }
 
 /// One plan's tail scalars as the gather thread of [`g1_sums`] hands them
-/// over: on the host, and put ahead on the device for the G1 MSM (and, for
-/// B′, for the G2 one).
+/// over: on the host, and put ahead on the device for the G1 MSM.
 struct Tail<A> {
-    gathered: Gathered,
+    gathered: Arc<Gathered>,
     ahead: Option<A>,
-    ahead_g2: Option<A>,
 }
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
@@ -354,11 +355,14 @@ struct Tail<A> {
 /// over each circuit's aux vector): a thread of its own
 /// gathers L's, A′'s, then B′'s while the device runs the batch additions
 /// and the tail MSMs before them, and puts each on the device ahead of its
-/// MSM ([`Compute::put_ahead`]; B′'s also for the G2 MSM), so that their
-/// uploads run beside that work instead of between the MSMs. The handover
-/// is a rendezvous, so at most two plans' tails are on the host (and ahead
-/// on the device) at once (the one in its MSM and the next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
-/// latter includes any wait for a gather or for the input MSMs' thread).
+/// MSM ([`Compute::put_ahead`]), so that their uploads run beside that
+/// work instead of between the MSMs; once B′'s are handed over, it puts
+/// them ahead again for the G2 MSM (beside B′'s G1 MSM). The handover is a
+/// rendezvous, so at most two plans' tails are on the host, and two sets
+/// of scalars ahead on the device, at once (the one in its MSM and the
+/// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
+/// latter includes any wait for a gather, for its upload ahead, or for the
+/// input MSMs' thread).
 pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums<C::Ahead>> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
@@ -381,17 +385,24 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             })
             .flatten();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Tail<C::Ahead>>(0);
+        // B′'s scalars put ahead for the G2 MSM: sent once, never waited on
+        // (read after the thread is joined).
+        let (g2_tx, g2_rx) = std::sync::mpsc::sync_channel::<C::Ahead>(1);
         let order = [&plans.l, &plans.a, &plans.b1];
         let feeder = std::thread::Builder::new()
             .name("supraseal-c2-tails".into())
             .spawn_scoped(scope, move || {
-                for (k, msm) in order.into_iter().enumerate() {
-                    let gathered = Gathered::of(&msm.plan, &plans.aux);
+                for msm in order {
+                    let gathered = Arc::new(Gathered::of(&msm.plan, &plans.aux));
                     let ahead = msm.put_ahead(compute, &gathered);
-                    let ahead_g2 = if k == 2 { plans.b2.put_ahead(compute, &gathered) } else { None };
                     // A failed step on the device drops the receiver: stop.
-                    if tx.send(Tail { gathered, ahead, ahead_g2 }).is_err() {
-                        break;
+                    if tx.send(Tail { gathered: gathered.clone(), ahead }).is_err() {
+                        return;
+                    }
+                    if std::ptr::eq(msm, &plans.b1) {
+                        if let Some(g2) = plans.b2.put_ahead(compute, &gathered) {
+                            let _ = g2_tx.try_send(g2);
+                        }
                     }
                 }
             })
@@ -403,10 +414,10 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             if feeder.is_some() {
                 rx.recv().map_err(|_| crate::error::Error::new(crate::error::code::EFAULT, "g1_sums: the tail-gather thread ended early"))
             } else {
-                Ok(Tail { gathered: Gathered::of(&order[turn - 1].plan, &plans.aux), ahead: None, ahead_g2: None })
+                Ok(Tail { gathered: Arc::new(Gathered::of(&order[turn - 1].plan, &plans.aux)), ahead: None })
             }
         };
-        let sums = (|| -> Result<G1Sums<C::Ahead>> {
+        let sums = (|| -> Result<(Vec<G1Parts>, Arc<Gathered>)> {
             let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
                 Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
             })?;
@@ -417,15 +428,14 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                     None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
                 };
                 let tail = next()?;
-                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&tail.gathered), tail.ahead)?;
+                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&*tail.gathered), tail.ahead)?;
                 let tail = next()?;
-                let at = plans.a.msm_parts(compute, &plans.aux, Some(&tail.gathered), tail.ahead)?;
-                let mut b = next()?;
-                let bt = plans.b1.msm_parts(compute, &plans.aux, Some(&b.gathered), b.ahead.take())?;
-                Ok((a_inp, b_inp, lt, at, (bt, b)))
+                let at = plans.a.msm_parts(compute, &plans.aux, Some(&*tail.gathered), tail.ahead)?;
+                let b = next()?;
+                Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&*b.gathered), b.ahead)?, b.gathered)))
             })?;
             let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
-            Ok(G1Sums { sums, b_tails: b.gathered, b_g2_ahead: b.ahead_g2 })
+            Ok((sums, b))
         })();
         // The feeder stops once the receiver is gone; a panic there, or in
         // the input MSMs' thread not joined above (an earlier error), is
@@ -438,6 +448,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
         if let Some(Err(panic)) = input_msms.map(|h| h.join()) {
             std::panic::resume_unwind(panic);
         }
-        sums
+        let b_g2_ahead = g2_rx.try_recv().ok();
+        sums.map(|(sums, b_tails)| G1Sums { sums, b_tails, b_g2_ahead })
     })
 }

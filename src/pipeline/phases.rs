@@ -377,23 +377,26 @@ fn phase2<B: Backend + ?Sized>(
     let t = Instant::now();
     let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
     tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
-    let g1 = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans)?;
+    let groth16::G1Sums { sums, b_tails, b_g2_ahead } = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans)?;
     let mut out: Vec<Intermediates> =
-        hs.into_iter().zip(g1.sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
+        hs.into_iter().zip(sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
     let placement = backend.placement();
     // B's tail scalars (and their copy on the device) serve the G2 tail MSM
     // where it runs here; else the CPU thread gathers its own, and these go
     // now.
     let (b_tails, b_ahead) = match placement.g2_msm {
-        Place::Device => (Some(g1.b_tails), g1.b_g2_ahead),
-        Place::Host => (None, None),
+        Place::Device => (Some(b_tails), b_g2_ahead),
+        Place::Host => {
+            drop((b_tails, b_g2_ahead));
+            (None, None)
+        }
     };
     if placement.g2_batch_add == Place::Device {
         let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None, None))?;
         out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
     }
     if placement.g2_msm == Place::Device {
-        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms, b_tails.as_ref(), b_ahead))?;
+        let sums = clock.time(Step::Tails, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::Msms, b_tails.as_deref(), b_ahead))?;
         out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
     }
     Ok(out)

@@ -24,6 +24,14 @@ pub struct ResidentKey {
 }
 
 impl ResidentKey {
+    /// A key of the given device copies (host address, copy), for tests and
+    /// tools that make bases resident without a params file.
+    #[cfg(any(test, feature = "tools"))]
+    pub fn of_copies(srs_id: u64, stream: Arc<CudaStream>, vectors: Vec<(usize, CudaSlice<u64>)>) -> ResidentKey {
+        let bytes = vectors.iter().map(|(_, d)| 8 * d.len()).sum();
+        ResidentKey { srs_id, vectors, stream, bytes, idle_calls: AtomicUsize::new(0) }
+    }
+
     /// The device copy of `bases` (`T::WORDS` u64 words per point) when they
     /// lie within one of this key's host vectors, else `None`. Host vectors
     /// of live keys never overlap, and a dropped key's copy is gone before
