@@ -14,7 +14,7 @@
 //! | `SUPRASEAL_C2_PRESTAGE` | `on` or `off` (always the fallback path) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
-//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests) | unset |
+//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead) | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
