@@ -536,7 +536,7 @@ pub struct AheadScalars {
 /// the resident key, or a tail larger than one chunk of bases), where they
 /// take more than `SUPRASEAL_C2_GPU_CHUNK_MB` (the room of the chunk buffers
 /// a resident key leaves unused; phase 2 holds at most two such sets
-/// ahead), and with `SUPRASEAL_C2_FAULT_ALLOC`
+/// ahead), and with `SUPRASEAL_C2_FAULT_ALLOC` in a build that injects faults
 /// set (these allocations run on the calling thread, beside the call's, so
 /// which one is phase 2's N-th would depend on timing). Returns once the
 /// copies are enqueued (the host vectors may go). Errors: allocation or
@@ -546,7 +546,7 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     if n == 0 || scalars.is_empty() || n > chunk_points::<G>(gpu.settings.gpu_chunk) || scalars.iter().any(|s| s.len() != n) {
         return Ok(None);
     }
-    if gpu.settings.fault.is_some() || (32 * scalars.len() + 4) * n > gpu.settings.gpu_chunk {
+    if (cfg!(feature = "tools") && gpu.settings.fault.is_some()) || (32 * scalars.len() + 4) * n > gpu.settings.gpu_chunk {
         return Ok(None);
     }
     let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
