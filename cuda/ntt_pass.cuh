@@ -1,6 +1,6 @@
 // The NTT pass of cuda/ntt.cu over any field type F (fr_t there; a small
 // prime field in cuda/host/ntt_pass_host.cpp, which runs this source on the
-// host with one thread per block): F needs +, -, * and a default
+// host, each block's threads as fibers): F needs +, -, * and a default
 // constructor. The includer defines NTT_TILE_LG.
 #pragma once
 

@@ -38,6 +38,7 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         let cpu = prove_with("cpu", &srs, &ws, &r, &s);
         // The G2 MSMs of B′ on the CPU threads (the placement `auto` picks on many-core hosts).
         std::env::set_var("SUPRASEAL_C2_G2_MSM", "cpu");
+        let read_ahead = GpuBackendHandle::tails_read_ahead();
         let on_gpu = prove_with("gpu", &srs, &ws, &r, &s);
         assert_eq!(on_gpu, cpu, "{kind:?}: GPU and CPU proofs must be byte-identical");
         for (p, (_, inputs)) in on_gpu.iter().zip(&batch) {
@@ -47,6 +48,14 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         std::env::set_var("SUPRASEAL_C2_G2_MSM", "gpu");
         let g2_on_gpu = prove_with("gpu", &srs, &ws, &r, &s);
         assert_eq!(g2_on_gpu, cpu, "{kind:?}: proofs with SUPRASEAL_C2_G2_MSM=gpu must be byte-identical");
+        if kind == Kind::Sha256 {
+            // Its three split plans' tail MSMs read their scalars from copies
+            // put on the device ahead over the resident key: L, A, B in G1 in
+            // both runs, B in G2 in the second (other tests of this binary
+            // may add to the count, never take from it).
+            let read = GpuBackendHandle::tails_read_ahead() - read_ahead;
+            assert!(read >= 7, "{kind:?}: {read} tail MSMs read scalars put ahead over the resident key, expected at least 7 (3 + 4)");
+        }
         // The key streamed instead of resident: SHA-256's plans are split
         // (tests/split_msm.rs), so its tail MSMs (G1 and G2) read bases
         // gathered on the host and uploaded here, and bases gathered from

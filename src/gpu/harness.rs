@@ -190,27 +190,52 @@ impl GpuBackendHandle {
     pub fn tail_msm_ahead<G: crate::backend::Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<(Vec<G::Projective>, bool)> {
         #[cfg(supraseal_gpu)]
         {
-            use std::sync::Arc;
+            use super::resident::copy::ResidentKey;
+            use std::sync::{Arc, Mutex};
+            /// Puts the device's key back when the call ends, a panic
+            /// included (the test key's host vector is the caller's).
+            struct Restore<'a> {
+                gpu: &'a super::exec::Exec,
+                before: Option<Option<Arc<ResidentKey>>>,
+                slot: &'a Mutex<Option<Arc<ResidentKey>>>,
+            }
+            impl Drop for Restore<'_> {
+                fn drop(&mut self) {
+                    let _ = self.gpu.stream.synchronize();
+                    *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = self.before.take().flatten();
+                }
+            }
             let gpu = self.inner.exec();
             let d = gpu.upload(limbs(bases), "upload resident bases")?;
-            let key = super::resident::copy::ResidentKey::of_copies(u64::MAX, gpu.stream.clone(), vec![(bases.as_ptr() as usize, d)]);
-            let resident = &gpu.gpu.memory.resident;
-            let before = resident.lock().unwrap_or_else(|p| p.into_inner()).replace(Arc::new(key));
-            let run = (|| {
-                let ahead = std::thread::scope(|s| s.spawn(|| msm::put_ahead::<G>(gpu, bases, positions, scalars)).join().unwrap())?;
-                let views: Vec<&[Scalar]> = scalars.iter().map(Vec::as_slice).collect();
-                let put = ahead.is_some();
-                let (sums, read) = msm::msm_many_at_ahead::<G>(gpu, bases, positions, &[], &views, ahead)?;
-                Ok((sums, put && read))
-            })();
-            let _ = gpu.stream.synchronize();
-            *resident.lock().unwrap_or_else(|p| p.into_inner()) = before;
-            run
+            let key = ResidentKey::of_copies(u64::MAX, gpu.stream.clone(), vec![(bases.as_ptr() as usize, d)]);
+            // No key is admitted or released meanwhile.
+            let _admission = gpu.gpu.memory.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
+            let slot = &gpu.gpu.memory.resident;
+            let before = slot.lock().unwrap_or_else(|p| p.into_inner()).replace(Arc::new(key));
+            let _restore = Restore { gpu, before: Some(before), slot };
+            let ahead = std::thread::scope(|s| s.spawn(|| msm::put_ahead::<G>(gpu, bases, positions, scalars)).join().unwrap())?;
+            let views: Vec<&[Scalar]> = scalars.iter().map(Vec::as_slice).collect();
+            let put = ahead.is_some();
+            let (sums, read) = msm::msm_many_at_ahead::<G>(gpu, bases, positions, &[], &views, ahead)?;
+            Ok((sums, put && read))
         }
         #[cfg(not(supraseal_gpu))]
         {
             let _ = (bases, positions, scalars);
             match self.never {}
+        }
+    }
+
+    /// Tail MSMs of this process that read their scalars from copies put
+    /// ahead (`gpu::msm::TAILS_READ_AHEAD`).
+    pub fn tails_read_ahead() -> usize {
+        #[cfg(supraseal_gpu)]
+        {
+            msm::TAILS_READ_AHEAD.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            0
         }
     }
 

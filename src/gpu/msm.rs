@@ -520,6 +520,11 @@ pub fn msm_many_at<G: DeviceGroup>(
     run
 }
 
+/// Tail MSMs (all circuits of one plan) that read their scalars from copies
+/// put ahead, since the process started: what the tests read to see that
+/// phase 2 takes that path.
+pub static TAILS_READ_AHEAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A tail's positions and each circuit's scalars, put on the device ahead of
 /// their MSM ([`put_ahead`]) by another thread while the device runs the
 /// work before it; cudarc orders the MSM's kernels after the copies.
@@ -534,9 +539,11 @@ pub struct AheadScalars {
 /// uses it and a call has made it), for a later [`msm_many_at_ahead`] over
 /// `bases`. `None` where that MSM would not read them there (`bases` not in
 /// the resident key, or a tail larger than one chunk of bases), where they
-/// take more than `SUPRASEAL_C2_GPU_CHUNK_MB` (the room of the chunk buffers
-/// a resident key leaves unused; phase 2 holds at most two such sets
-/// ahead), and with `SUPRASEAL_C2_FAULT_ALLOC` in a build that injects faults
+/// take more than one chunk buffer of `bases` (`8·words·min(bases.len(),
+/// chunk points)`: phase 2 holds at most two such sets ahead, within the two
+/// chunk buffers the peak formula counts for an MSM over `bases`, which a
+/// resident key leaves unused; at porep-32g a 10-circuit call's sets fit),
+/// and with `SUPRASEAL_C2_FAULT_ALLOC` in a build that injects faults
 /// set (these allocations run on the calling thread, beside the call's, so
 /// which one is phase 2's N-th would depend on timing). Returns once the
 /// copies are enqueued (the host vectors may go). Errors: allocation or
@@ -546,7 +553,8 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     if n == 0 || scalars.is_empty() || n > chunk_points::<G>(gpu.settings.gpu_chunk) || scalars.iter().any(|s| s.len() != n) {
         return Ok(None);
     }
-    if (cfg!(feature = "tools") && gpu.settings.fault.is_some()) || (32 * scalars.len() + 4) * n > gpu.settings.gpu_chunk {
+    let chunk_buffer = 8 * G::Affine::WORDS * bases.len().min(chunk_points::<G>(gpu.settings.gpu_chunk));
+    if (cfg!(feature = "tools") && gpu.settings.fault.is_some()) || (32 * scalars.len() + 4) * n > chunk_buffer {
         return Ok(None);
     }
     let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
@@ -595,6 +603,7 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     let n = positions.len();
     let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
     let in_turn = || msm_many_at::<G>(gpu, bases, positions, gathered, scalars).map(|sums| (sums, false));
+    let read = || TAILS_READ_AHEAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Some(mut ahead) = ahead.filter(fits) else {
         return in_turn();
     };
@@ -621,7 +630,10 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     if run.is_err() {
         let _ = gpu.stream.synchronize();
     }
-    run.map(|sums| (sums, true))
+    run.map(|sums| {
+        read();
+        (sums, true)
+    })
 }
 
 fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {

@@ -554,8 +554,9 @@ mod tests {
     /// transforms, the DIF inverse with the coset shift in its last write,
     /// and the DIT from bit-reversed order, each against a textbook
     /// transform. The passes are [`ntt_passes`]' at 2^11, 2^13 and 2^19 (later
-    /// passes of 2 columns, as at 2^27), and at 2^15 a list with 2-column
-    /// passes after the first and a short last one (2^27's shape, smaller).
+    /// passes of 2 columns, as at 2^27), at 2^15 a list with 2-column passes
+    /// after the first and a short last one (2^27's shape, smaller), and at
+    /// 2^16 one with two 4-column passes after the first (2^20 … 2^26's).
     /// A host C++ compiler is there wherever nvcc built the kernels (`CXX`,
     /// else `c++`).
     #[test]
@@ -574,6 +575,7 @@ mod tests {
         let arg = |(s0, k, lg_t): (u32, u32, u32)| format!("{s0},{k},{lg_t}");
         let mut runs: Vec<(u32, Vec<String>)> = [11u32, 13, 19].iter().map(|&lg| (lg, ntt_passes(lg).into_iter().map(arg).collect())).collect();
         runs.push((15, [(0, 10, 0), (10, 4, 1), (14, 1, 1)].into_iter().map(arg).collect()));
+        runs.push((16, [(0, 10, 0), (10, 4, 2), (14, 2, 2)].into_iter().map(arg).collect()));
         for (lg_n, passes) in runs {
             let out = std::process::Command::new(&exe).arg(lg_n.to_string()).args(&passes).output().unwrap();
             let text = String::from_utf8_lossy(&out.stdout);

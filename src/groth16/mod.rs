@@ -427,10 +427,15 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                     Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                     None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
                 };
-                let tail = next()?;
-                let lt = plans.l.msm_parts(compute, &plans.aux, Some(&*tail.gathered), tail.ahead)?;
-                let tail = next()?;
-                let at = plans.a.msm_parts(compute, &plans.aux, Some(&*tail.gathered), tail.ahead)?;
+                // Each tail's scalars go (host and device) before the next handover.
+                let lt = {
+                    let t = next()?;
+                    plans.l.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?
+                };
+                let at = {
+                    let t = next()?;
+                    plans.a.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?
+                };
                 let b = next()?;
                 Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&*b.gathered), b.ahead)?, b.gathered)))
             })?;
