@@ -155,9 +155,11 @@ fn gpu_tail_msms_with_scalars_put_ahead_match_cpu() {
     }
     let g1 = random_bases(1 << 14, s);
     let g2 = random_g2_bases(1 << 12, s + 1);
+    // Tails below half their bases, as split plans make them (and so within
+    // the chunk buffer of bases that bounds a set put ahead).
     for circuits in [1, 3] {
-        check::<G1>(&gpu, &g1, 20_000, circuits, &mut rng, s);
-        check::<G2>(&gpu, &g2, 5_000, circuits, &mut rng, s);
+        check::<G1>(&gpu, &g1, 6_000, circuits, &mut rng, s);
+        check::<G2>(&gpu, &g2, 1_500, circuits, &mut rng, s);
     }
     eprintln!("tail MSMs with scalars put ahead: G1 and G2, 1 and 3 circuits, equal to the CPU");
 }
