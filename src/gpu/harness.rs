@@ -74,34 +74,7 @@ impl GpuBackendHandle {
     /// backend's conventions (`cpu::ntt`): natural order, inverse scaled by
     /// 1/n, `coset` evaluating on / interpolating from g·⟨ω⟩.
     pub fn ntt(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
-        #[cfg(supraseal_gpu)]
-        {
-            use ff::{Field, PrimeField};
-            let gpu = self.inner.exec();
-            let n = a.len();
-            let lg = n.trailing_zeros();
-            let g = Scalar::MULTIPLICATIVE_GENERATOR;
-            let mut d = gpu.upload(limbs(a), "upload NTT input")?;
-            match dir {
-                crate::curve::Direction::Forward => {
-                    if coset {
-                        ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
-                    }
-                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, false)?, lg)?;
-                }
-                crate::curve::Direction::Inverse => {
-                    ntt::ntt(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, true)?, lg)?;
-                    let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
-                    ntt::mul_powers(gpu, &mut d, base, Scalar::from(n as u64).invert().unwrap(), n)?;
-                }
-            }
-            Ok(from_limbs(&gpu.download(&d, "download NTT output")?))
-        }
-        #[cfg(not(supraseal_gpu))]
-        {
-            let _ = (a, dir, coset);
-            match self.never {}
-        }
+        self.ntt_by(a, dir, coset, false)
     }
 
     /// [`Self::ntt`] through the decimation-in-frequency passes that the
@@ -109,6 +82,13 @@ impl GpuBackendHandle {
     /// transform's 1/n and coset shift fused into its last pass), then a bit
     /// reversal on the device: the same results as [`Self::ntt`].
     pub fn ntt_dif(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
+        self.ntt_by(a, dir, coset, true)
+    }
+
+    /// [`Self::ntt`] by DIT passes (bit reversal first, shift passes
+    /// apart) or by `dif` passes (bit reversal last, an inverse's shift
+    /// fused).
+    fn ntt_by(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool, dif: bool) -> Result<Vec<Scalar>> {
         #[cfg(supraseal_gpu)]
         {
             use ff::{Field, PrimeField};
@@ -122,20 +102,32 @@ impl GpuBackendHandle {
                     if coset {
                         ntt::mul_powers(gpu, &mut d, g, Scalar::ONE, n)?;
                     }
-                    ntt::ntt_dif(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, false)?, lg, None)?;
+                    let tw = ntt::Twiddles::new(gpu, lg, false)?;
+                    if dif {
+                        ntt::ntt_dif(gpu, &mut d, &tw, lg, None)?;
+                        ntt::bit_reverse(gpu, &mut d, lg)?;
+                    } else {
+                        ntt::ntt(gpu, &mut d, &tw, lg)?;
+                    }
                 }
                 crate::curve::Direction::Inverse => {
                     let base = if coset { g.invert().unwrap() } else { Scalar::ONE };
                     let n_inv = Scalar::from(n as u64).invert().unwrap();
-                    ntt::ntt_dif_scaled(gpu, &mut d, &ntt::Twiddles::new(gpu, lg, true)?, lg, base, n_inv)?;
+                    let tw = ntt::Twiddles::new(gpu, lg, true)?;
+                    if dif {
+                        ntt::ntt_dif_scaled(gpu, &mut d, &tw, lg, base, n_inv)?;
+                        ntt::bit_reverse(gpu, &mut d, lg)?;
+                    } else {
+                        ntt::ntt(gpu, &mut d, &tw, lg)?;
+                        ntt::mul_powers(gpu, &mut d, base, n_inv, n)?;
+                    }
                 }
             }
-            ntt::bit_reverse(gpu, &mut d, lg)?;
             Ok(from_limbs(&gpu.download(&d, "download NTT output")?))
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (a, dir, coset);
+            let _ = (a, dir, coset, dif);
             match self.never {}
         }
     }

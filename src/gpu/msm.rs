@@ -481,43 +481,77 @@ pub fn msm_many_at<G: DeviceGroup>(
     gathered: &[G::Affine],
     scalars: &[&[Scalar]],
 ) -> Result<Vec<G::Projective>> {
+    msm_many_at_ahead::<G>(gpu, bases, positions, gathered, scalars, None).map(|(sums, _)| sums)
+}
+
+/// [`msm_many_at`], where the key is resident reading the positions and
+/// scalars from `ahead` ([`put_ahead`] of the same positions and scalars)
+/// instead of uploading them; `None`, an `ahead` of another shape, or bases
+/// no longer in the resident key upload them as [`msm_many_at`] does.
+/// Returns the sums and whether they read the copies put ahead.
+pub fn msm_many_at_ahead<G: DeviceGroup>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    positions: &[u32],
+    gathered: &[G::Affine],
+    scalars: &[&[Scalar]],
+    ahead: Option<AheadScalars>,
+) -> Result<(Vec<G::Projective>, bool)> {
     assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at: a position past the bases");
     let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
     let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
-        return msm_many::<G>(gpu, &crate::backend::gathered_or_now(bases, positions, gathered), scalars);
+        return msm_many::<G>(gpu, &crate::backend::gathered_or_now(bases, positions, gathered), scalars).map(|sums| (sums, false));
     };
     assert!(scalars.iter().all(|s| s.len() == positions.len()), "msm_many_at: positions vs scalars");
     let n = positions.len();
     let zero = vec![G::Projective::identity(); scalars.len()];
     if n == 0 || scalars.is_empty() {
-        return Ok(zero);
+        return Ok((zero, false));
     }
     let words = G::Affine::WORDS;
     let point_words = words as u32;
-    let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-    let most = n.min(chunk);
-    let mut many = ManyScalars::new(gpu, scalars, most)?;
-    let mut d_pos = gpu.zeros::<u32>(most, "alloc tail positions")?;
-    let mut d_bases = gpu.zeros::<u64>(words * most, "alloc tail bases")?;
-    let run = (|| {
-        let mut acc = zero;
-        for first in (0..n).step_by(chunk) {
-            let len = chunk.min(n - first);
-            gpu.stream.memcpy_htod(&positions[first..first + len], &mut d_pos.slice_mut(..len)).map_err(cuda_err("upload tail positions"))?;
-            // SAFETY: len ≤ most positions, each < bases.len() (asserted), so every read is
-            // inside the key's view of `bases` and the len·words writes inside d_bases.
-            unsafe { launch::gather_points(gpu, grid(len * words), &view, &d_pos, len, point_words, &mut d_bases) }?;
-            add_each::<G>(&mut acc, many.run::<G>(gpu, &d_bases.slice(..words * len), first, len)?);
+    let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
+    let ahead = ahead.filter(fits);
+    let read = ahead.is_some();
+    let run = (|| match ahead {
+        Some(mut ahead) => {
+            let mut d_bases = gpu.zeros::<u64>(words * n, "alloc tail bases")?;
+            // SAFETY: the n positions on the device are `positions` (put_ahead copied them;
+            // `fits` checked the length), each < bases.len() (asserted), so every read is
+            // inside the key's view of `bases` and the n·words writes inside d_bases.
+            unsafe { launch::gather_points(gpu, grid(n * words), &view, &ahead.positions, n, point_words, &mut d_bases) }?;
+            let (d_bases, tuning) = (d_bases.slice(..), MsmTuning::for_points(n));
+            let pending = ahead.scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, &d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
+            pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
         }
-        Ok(acc)
+        None => {
+            let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+            let most = n.min(chunk);
+            let mut many = ManyScalars::new(gpu, scalars, most)?;
+            let mut d_pos = gpu.zeros::<u32>(most, "alloc tail positions")?;
+            let mut d_bases = gpu.zeros::<u64>(words * most, "alloc tail bases")?;
+            let mut acc = zero;
+            for first in (0..n).step_by(chunk) {
+                let len = chunk.min(n - first);
+                gpu.stream.memcpy_htod(&positions[first..first + len], &mut d_pos.slice_mut(..len)).map_err(cuda_err("upload tail positions"))?;
+                // SAFETY: len ≤ most positions, each < bases.len() (asserted), so every read is
+                // inside the key's view of `bases` and the len·words writes inside d_bases.
+                unsafe { launch::gather_points(gpu, grid(len * words), &view, &d_pos, len, point_words, &mut d_bases) }?;
+                add_each::<G>(&mut acc, many.run::<G>(gpu, &d_bases.slice(..words * len), first, len)?);
+            }
+            Ok(acc)
+        }
     })();
-    // The key is held until the gathers are done: each chunk's MSMs end
-    // with downloads, which wait for this call's stream; after an error,
-    // kernels may still be queued, so wait for them here.
+    // The key is held until the gathers are done: the MSMs end with
+    // downloads, which wait for this call's stream; after an error, kernels
+    // may still be queued, so wait for them here.
     if run.is_err() {
         let _ = gpu.stream.synchronize();
     }
-    run
+    if read && run.is_ok() {
+        TAILS_READ_AHEAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    run.map(|sums| (sums, read))
 }
 
 /// Tail MSMs (all circuits of one plan) that read their scalars from copies
@@ -575,65 +609,13 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     ) -> Result<CudaSlice<T>> {
         // SAFETY: the copy below writes every element before the MSM reads any.
         let mut d = unsafe { gpu.alloc_padded_on::<T>(stream, host.len(), host.len(), what) }?;
-        match ring {
-            Some(r) => r.fill(&gpu.gpu, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?,
-            None => stream.memcpy_htod(host, &mut d).map_err(cuda_err(what))?,
-        }
+        super::staging::copy_to_device(&gpu.gpu, ring, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?;
         Ok(d)
     }
     Ok(Some(AheadScalars {
         positions: up(gpu, &stream, ring, positions, "tail positions ahead")?,
         scalars: scalars.iter().map(|s| up(gpu, &stream, ring, limbs(s), "tail scalars ahead")).collect::<Result<_>>()?,
     }))
-}
-
-/// [`msm_many_at`] with the positions and scalars already on the device
-/// ([`put_ahead`] of the same positions and scalars); `None`, an `ahead` of
-/// another shape, or bases no longer in the resident key upload them here
-/// as [`msm_many_at`] does. Returns the sums and whether they read the
-/// copies put ahead.
-pub fn msm_many_at_ahead<G: DeviceGroup>(
-    gpu: &Exec,
-    bases: &[G::Affine],
-    positions: &[u32],
-    gathered: &[G::Affine],
-    scalars: &[&[Scalar]],
-    ahead: Option<AheadScalars>,
-) -> Result<(Vec<G::Projective>, bool)> {
-    let n = positions.len();
-    let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
-    let in_turn = || msm_many_at::<G>(gpu, bases, positions, gathered, scalars).map(|sums| (sums, false));
-    let read = || TAILS_READ_AHEAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let Some(mut ahead) = ahead.filter(fits) else {
-        return in_turn();
-    };
-    assert!(scalars.iter().all(|s| s.len() == n), "msm_many_at_ahead: positions vs scalars");
-    assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at_ahead: a position past the bases");
-    let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
-    let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
-        return in_turn();
-    };
-    let words = G::Affine::WORDS;
-    let mut d_bases = gpu.zeros::<u64>(words * n, "alloc tail bases")?;
-    let tuning = MsmTuning::for_points(n);
-    let run = (|| -> Result<Vec<G::Projective>> {
-        // SAFETY: the n positions on the device are `positions` (put_ahead copied them;
-        // `fits` checked the length), each < bases.len() (asserted), so every read is
-        // inside the key's view of `bases` and the n·words writes inside d_bases.
-        unsafe { launch::gather_points(gpu, grid(n * words), &view, &ahead.positions, n, words as u32, &mut d_bases) }?;
-        let d_bases = d_bases.slice(..);
-        let pending = ahead.scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, &d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
-        pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
-    })();
-    // The key is held until the gather is done (the downloads above wait for
-    // this call's stream); after an error, kernels may still be queued.
-    if run.is_err() {
-        let _ = gpu.stream.synchronize();
-    }
-    run.map(|sums| {
-        read();
-        (sums, true)
-    })
 }
 
 fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {

@@ -315,15 +315,10 @@ impl GpuCall {
     /// from page-locked memory).
     pub(super) fn upload_padded(&self, v: &[Scalar], n: usize, what: &str) -> Result<ScalarBuf> {
         let exec = &self.exec;
-        let bytes = std::mem::size_of_val(v);
         // SAFETY: the first 4·len words are written below, before any read.
         let mut d = unsafe { exec.alloc_padded_on::<u64>(&self.upload, 4 * n, 4 * v.len(), what) }?;
-        match self.ring() {
-            Some(ring) if bytes > 0 && !exec.gpu.is_page_locked(v.as_ptr() as *const c_void, bytes) => {
-                ring.fill(&exec.gpu, &self.upload, limbs(v), &mut d.slice_mut(..4 * v.len()), exec.settings.staging_threads, what)?;
-            }
-            _ => self.upload.memcpy_htod(limbs(v), &mut d.slice_mut(..4 * v.len())).map_err(cuda_err(what))?,
-        }
+        let dst = &mut d.slice_mut(..4 * v.len());
+        super::staging::copy_to_device(&exec.gpu, self.ring(), &self.upload, limbs(v), dst, exec.settings.staging_threads, what)?;
         Ok(ScalarBuf::owned(d))
     }
 

@@ -59,6 +59,26 @@ pub struct StagingRing {
     slots: usize,
 }
 
+/// Copies `host` to the start of `dst` on `stream`: through `ring` where
+/// there is one and `host` is pageable (the copy is then asynchronous and
+/// `host` may go once this returns), else directly (asynchronous only from
+/// page-locked memory). Errors: the driver's, naming `what`.
+pub fn copy_to_device<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    ring: Option<&StagingRing>,
+    stream: &std::sync::Arc<CudaStream>,
+    host: &[T],
+    dst: &mut CudaViewMut<'_, T>,
+    threads: Option<usize>,
+    what: &str,
+) -> Result<()> {
+    let bytes = std::mem::size_of_val(host);
+    match ring {
+        Some(ring) if bytes > 0 && !gpu.is_page_locked(host.as_ptr() as *const c_void, bytes) => ring.fill(gpu, stream, host, dst, threads, what),
+        _ => stream.memcpy_htod(host, dst).map_err(cuda_err(what)),
+    }
+}
+
 impl StagingRing {
     /// `threads` filler threads per fill and two buffers per thread (so
     /// that a buffer's copy to the device runs while its thread fills the
