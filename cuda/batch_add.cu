@@ -47,8 +47,13 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
     // while the others added).
     size_t lo = t * chunk, hi = min(lo + chunk, n);
     size_t w = lo >> 6, end = lo < n ? (hi + 63) >> 6 : w;
+    // The previous chunks' sum, where there is one, is where this sum
+    // starts: the loop's additions are then the kernel's only ones (no
+    // addition of two accumulators after it, which the compiler keeps out
+    // of line over fq2_t, with the accumulator in local memory throughout).
     point_t acc;
-    acc.inf();
+    if (add) acc = partials[k * slots + t];
+    else acc.inf();
     uint64_t m = 0;
     for (;;) {
         while (m == 0 && w < end) {
@@ -60,11 +65,7 @@ __device__ __forceinline__ void batch_add(const affine_t* bases, const uint64_t*
         size_t i = ((w - 1) << 6) + (__ffsll((long long)m) - 1);
         m &= m - 1;
         affine_t p = bases[i];
-        acc.add(p);
-    }
-    if (add) {
-        point_t prev = partials[k * slots + t];
-        acc.add(prev);
+        add_affine(acc, p, false);
     }
     partials[k * slots + t] = acc;
 }

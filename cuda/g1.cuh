@@ -12,3 +12,10 @@ using g1_xyzz_t = xyzz_t<fp_t>;
 using g1_affine_t = g1_xyzz_t::affine_t;
 using g1_jacobian_t = jacobian_out_t<fp_t>;
 static_assert(sizeof(xyzz_raw_t<fp_t>) == sizeof(g1_xyzz_t), "G1 xyzz layout");
+static_assert(sizeof(affine_raw_t<fp_t>) == sizeof(g1_affine_t), "G1 affine layout");
+
+// acc += p, or acc -= p where neg is set: sppark's mixed addition, which
+// the compiler inlines over fp_t (xyzz_add.cuh: G2 differs).
+__device__ __forceinline__ void add_affine(g1_xyzz_t& acc, const g1_affine_t& p, bool neg) {
+    acc.add(p, neg);
+}

@@ -4,18 +4,12 @@
 
 #include <ec/xyzz_t.hpp>
 
+#include "xyzz_add.cuh"
+
 // A Jacobian point as blst stores it (x, y, z: blst_p1 over fp_t, blst_p2
 // over fq2_t), for results sent to the host.
 template<class F> struct jacobian_out_t {
     F x, y, z;
-};
-
-// The coordinates of an xyzz_t<F> in its member order; sppark keeps them
-// private and offers no device-side conversion, so the object is read through
-// this mirror (same members, same order, checked by the static_asserts in
-// g1.cuh and g2.cuh).
-template<class F> struct xyzz_raw_t {
-    F X, Y, ZZZ, ZZ;
 };
 
 // xyzz -> Jacobian without inversion: x = X/ZZ = (X*ZZ)/ZZ^2 and

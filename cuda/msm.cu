@@ -278,7 +278,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
-        acc.add(b, ix >> 31);
+        add_affine(acc, b, ix >> 31);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
     else { tails[t] = acc; tail_keys[t] = cur; }

@@ -29,6 +29,8 @@ pub mod faults;
 pub mod group;
 #[cfg(feature = "tools")]
 mod harness;
+#[cfg(all(test, supraseal_gpu))]
+mod host_checks;
 #[cfg(supraseal_gpu)]
 pub mod kernels;
 mod load;

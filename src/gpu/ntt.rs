@@ -556,33 +556,20 @@ mod tests {
     /// transform. The passes are [`ntt_passes`]' at 2^11, 2^13 and 2^19 (later
     /// passes of 2 columns, as at 2^27), at 2^15 a list with 2-column passes
     /// after the first and a short last one (2^27's shape, smaller), and at
-    /// 2^16 one with two 4-column passes after the first (2^20 … 2^26's).
-    /// A host C++ compiler is there wherever nvcc built the kernels (`CXX`,
-    /// else `c++`).
+    /// 2^16 one with two 4-column passes after the first (2^20 … 2^26's)
+    /// ([`crate::gpu::host_checks`]).
     #[test]
     fn ntt_pass_source_on_the_host() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
-        let exe = std::env::temp_dir().join(format!("supraseal-c2-ntt-pass-host-{}", std::process::id()));
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let built = std::process::Command::new(&cxx)
-            .args(["-std=c++17", "-O2", &format!("-DNTT_TILE_LG={NTT_TILE_LG}"), &format!("-DNTT_THREADS={NTT_THREADS}")])
-            .arg(root.join("host/ntt_pass_host.cpp"))
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
-        assert!(built.status.success(), "{cxx} failed on cuda/host/ntt_pass_host.cpp:\n{}", String::from_utf8_lossy(&built.stderr));
+        let check = crate::gpu::host_checks::HostCheck::build("ntt_pass_host.cpp", &[format!("-DNTT_TILE_LG={NTT_TILE_LG}"), format!("-DNTT_THREADS={NTT_THREADS}")]);
         let arg = |(s0, k, lg_t): (u32, u32, u32)| format!("{s0},{k},{lg_t}");
         let mut runs: Vec<(u32, Vec<String>)> = [11u32, 13, 19].iter().map(|&lg| (lg, ntt_passes(lg).into_iter().map(arg).collect())).collect();
         runs.push((15, [(0, 10, 0), (10, 4, 1), (14, 1, 1)].into_iter().map(arg).collect()));
         runs.push((16, [(0, 10, 0), (10, 4, 2), (14, 2, 2)].into_iter().map(arg).collect()));
         for (lg_n, passes) in runs {
-            let out = std::process::Command::new(&exe).arg(lg_n.to_string()).args(&passes).output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "2^{lg_n} with passes {passes:?}:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+            let args: Vec<String> = std::iter::once(lg_n.to_string()).chain(passes).collect();
+            let text = check.run(&args);
             assert_eq!(text.lines().filter(|l| l.ends_with(": equal")).count(), 4, "2^{lg_n}: {text}");
         }
-        let _ = std::fs::remove_file(&exe);
     }
 
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.
