@@ -1,11 +1,22 @@
 # Builds the GPU pack and trims it for notes/runs/s25/steps.sh: run from anywhere, then carry
 # gpu-pack.tgz (git-ignored) and run on the device, e.g.
-#   mkdir -p /tmp/w && tar xzf gpu-pack.tgz -C /tmp/w && bash /tmp/w/pk/steps.sh synth-bg tests ntt wait
+#   mkdir -p /tmp/w && tar xzf gpu-pack.tgz -C /tmp/w && bash /tmp/w/pk/steps.sh synth-bg tests ntt g2 wait
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+root=$PWD
 bash scripts/gpu-pack.sh
 rm -rf /tmp/pk && mkdir -p /tmp/pk
 cp gpu-pack/{supraseal-c2,gpu,gpu_proofs,lock_protocol,gpu_params,gpu_bench,sppark_bench,libupstream_ref.so,run.sh,gpu-samples.py,COMMIT} /tmp/pk/
+# gpu_bench as of 69508fc (the G2 kernels before cuda/xyzz_add.cuh), for the `g2` step's
+# same-run comparison; built in the same target directory (only the crate rebuilds).
+base=69508fc
+nvcc=$(scripts/install-cuda-toolchain.sh | tail -n 1)
+rm -rf /tmp/ssc2-base && mkdir -p /tmp/ssc2-base && git archive "$base" | tar x -C /tmp/ssc2-base
+(cd /tmp/ssc2-base && NVCC="$nvcc" SUPRASEAL_C2_CUDA_ARCHS=90 CARGO_TARGET_DIR="$root/target-gpu" \
+  cargo build --release -p supraseal-c2 --example gpu_bench)
+cp target-gpu/release/examples/gpu_bench /tmp/pk/gpu_bench_base
+strip --strip-debug /tmp/pk/gpu_bench_base
+echo "$base" > /tmp/pk/BASE
 cp notes/runs/s24/70cf2f7-proofs-upstream.txt notes/runs/s25/steps.sh /tmp/pk/
 tar czf gpu-pack.tgz -C /tmp pk
 ls -la gpu-pack.tgz && cat /tmp/pk/COMMIT

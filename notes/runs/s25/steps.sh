@@ -4,6 +4,8 @@
 #   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params)       ~210 s
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
+#   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
+#             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
@@ -11,7 +13,7 @@
 #             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   steps.sh synth-bg tests ntt wait · steps.sh porep · steps.sh upstream
+#   steps.sh synth-bg tests ntt g2 wait · steps.sh porep · steps.sh upstream
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
@@ -56,6 +58,15 @@ for step in "$@"; do
       echo "== ours"; BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=27 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
     } > $N 2>&1
     grep -E "NTT|tail sweep|rc=|panicked" $N
+    ;;
+  g2)
+    B=$OUT/g2.log
+    for b in gpu_bench_base gpu_bench; do
+      echo "== $b ($( [ $b = gpu_bench ] && cat COMMIT || cat BASE ))"
+      BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=20 BENCH_NTT_HOST=0 timeout 150 ./$b
+      echo "rc=$?"
+    done > $B 2>&1
+    grep -E "^== |G2|rc=|panicked" $B
     ;;
   bench)
     K=$OUT/kernels.log
