@@ -327,6 +327,21 @@ pub trait Backend: Sync {
         h
     }
 
+    /// Phase 2, once the last circuit's quotient is done and before its
+    /// H-MSM (a domain of `n`; `circuits` in the call): a second stream of
+    /// this call's arithmetic, on which the pipeline runs the batch
+    /// additions of every circuit beside that H-MSM, or `None`, where they
+    /// run after it on [`Backend::compute`]. `mode` is
+    /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`. What this returns goes back
+    /// through [`Backend::end_beside`]. Default: `None`.
+    fn beside_h_msm(&self, _lock: &ComputeGuard<'_>, _n: usize, _circuits: usize, _mode: crate::config::Beside) -> Option<Self::Compute> {
+        None
+    }
+
+    /// The stream of [`Backend::beside_h_msm`] once the pipeline is done with
+    /// it (its work returned, or failed): waits for it. Default: dropped.
+    fn end_beside(&self, _beside: Self::Compute) {}
+
     /// End of phase 2: waits for this call's own streams, then returns cached
     /// pool memory to the device (still under the compute lock). Runs on
     /// error paths too.

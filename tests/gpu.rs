@@ -521,6 +521,39 @@ fn gpu_chunked_msm_and_batch_addition_match_cpu() {
     eprintln!("chunked MSMs and batch additions (G1 {n} points, G2 {m} points, 1 MiB chunks, 1 and 17 circuits): match");
 }
 
+/// The batch additions on a second stream of the call while an MSM runs on
+/// its own stream, as the pipeline runs them beside the last H-MSM
+/// (`SUPRASEAL_C2_BATCH_ADD_BESIDE`): every point is the CPU's. 1 MiB
+/// chunks, so that both upload their bases chunk by chunk, each on an
+/// upload stream of its own; three circuits.
+#[cfg(supraseal_gpu)]
+#[test]
+fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, g2_msm_on_device: true, g2_msm_auto: false, ..Default::default() };
+    let Some(gpu) = gpu_with(settings) else { return };
+    let side = supraseal_c2::gpu::exec::Exec::new(gpu.call().exec().gpu.clone(), settings).unwrap();
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 90);
+    let n = (1usize << 18.min(max_log())) + 5;
+    let bases = random_bases(n, s + 91);
+    let scalars = random_scalars(n, s + 92);
+    let g2 = random_g2_bases(n / 4, s + 93);
+    let bitmaps: Vec<Vec<u64>> = (0..3).map(|_| (0..n.div_ceil(64)).map(|_| rng.gen()).collect()).collect();
+    let views: Vec<&[u64]> = bitmaps.iter().map(Vec::as_slice).collect();
+    let (msm, (sums, sums2)) = std::thread::scope(|scope| {
+        let beside = scope.spawn(|| (side.batch_add_many::<G1>(&bases, &views).unwrap(), side.batch_add_many::<G2>(&g2, &views).unwrap()));
+        let msm = gpu.compute().msm::<G1>(&bases, &scalars).unwrap();
+        (msm, beside.join().unwrap())
+    });
+    side.stream.synchronize().unwrap();
+    assert_eq!(msm, cpu_msm::msm::<cpu_msm::G1>(&bases, &scalars), "the G1 MSM beside the batch additions");
+    for (i, m) in views.iter().enumerate() {
+        assert_eq!(sums[i], cpu_msm::batch_add::<cpu_msm::G1>(&bases, m), "G1 batch addition of circuit {i} on the second stream");
+        assert_eq!(sums2[i], cpu_msm::batch_add::<cpu_msm::G2>(&g2, m), "G2 batch addition of circuit {i} on the second stream");
+    }
+    eprintln!("batch additions on a second stream beside an MSM ({n} G1 points, 1 MiB chunks, 3 circuits): match");
+}
+
 /// The peak formula admission reserves (`compute_peak_bytes`) covers what
 /// phase 2's steps hold on the device, and is not far above it: every step
 /// of a 2^20-domain circuit in turn (quotient and H-MSM, a G1 MSM, G1 and G2

@@ -68,6 +68,12 @@ impl Backend for CpuCall {
     fn kind(&self) -> BackendKind {
         BackendKind::Cpu
     }
+
+    /// The same arithmetic on another thread where `mode` is `On` (the CPU
+    /// gains nothing by it: its pool is shared; for comparisons and tests).
+    fn beside_h_msm(&self, _lock: &crate::locks::ComputeGuard<'_>, _n: usize, _circuits: usize, mode: crate::config::Beside) -> Option<CpuCompute> {
+        (mode == crate::config::Beside::On).then_some(CpuCompute)
+    }
 }
 
 /// See [`Compute::quotient`].

@@ -312,6 +312,38 @@ impl Backend for GpuCall {
         self.drop_spare();
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, msm::h_msm_budget(bases.len(), self.exec.settings.gpu_chunk)))
     }
+    /// A second stream where the H-MSM's step and the batch additions fit
+    /// together within the call's peak
+    /// ([`super::stage::beside_h_msm_bytes`]). Never under fault injection,
+    /// whose count of allocations must not depend on two threads' order.
+    fn beside_h_msm(&self, _lock: &ComputeGuard<'_>, n: usize, circuits: usize, mode: crate::config::Beside) -> Option<Exec> {
+        use crate::config::Beside;
+        let s = &self.exec.settings;
+        let resident = self.key_on_device();
+        if mode == Beside::Off || (resident && mode != Beside::On) || s.fault.is_some() {
+            return None;
+        }
+        let (together, peak) = super::stage::beside_h_msm_bytes(n, &self.key_shape(), s, circuits, resident);
+        if together > peak {
+            tracing::debug!(together, peak, "batch additions after the H-MSM: beside it they would exceed the call's peak");
+            return None;
+        }
+        Exec::new(self.exec.gpu.clone(), *s).map_err(|e| tracing::debug!(error = %e.message, "no second stream: the batch additions run after the H-MSM")).ok()
+    }
+    fn end_beside(&self, side: Exec) {
+        // Its work ended with downloads, unless it failed part-way: then
+        // kernels and frees may still be queued.
+        if let Err(e) = side.stream.synchronize() {
+            tracing::warn!(error = ?e, "the batch additions' stream failed to synchronise");
+        }
+        let (allocations, alloc_time) = side.allocations();
+        tracing::debug!(
+            target: "supraseal_c2::gpu::stage",
+            allocations,
+            alloc_ms = crate::log::round1(alloc_time.as_secs_f64() * 1e3),
+            "compute-pool allocations of the batch additions beside the H-MSM"
+        );
+    }
     fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
         let gpu = &self.exec.gpu;
         // A quotient that failed after its pointwise step leaves its b here:

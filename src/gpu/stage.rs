@@ -92,6 +92,31 @@ pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Se
     quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, PASS_CIRCUITS, chunk)).max(g2_msm)
 }
 
+/// Device bytes of the last circuit's H-MSM step with the batch additions
+/// of `circuits` beside it ([`crate::backend::Backend::beside_h_msm`]), and
+/// the call's peak ([`compute_peak_bytes`], which admission counts), for a
+/// domain of `n`. The H step: the coefficients (32·n) and the H-MSM, chunked
+/// where the key streams, within [`super::msm::h_msm_budget`] where it is
+/// resident (`resident`). Beside it, the largest of the batch additions
+/// (chunk buffers and a pass's scratch; the bases read in place where the
+/// key is resident need none, so this over-counts there). Where the sum is
+/// within the peak, running both at once stays within what admission
+/// reserved: the quotient's b and c, the peak at porep-32g, are freed
+/// before the H-MSM.
+pub fn beside_h_msm_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings, circuits: usize, resident: bool) -> (usize, usize) {
+    use super::batch_add::batch_add_bytes;
+    use super::msm::{h_msm_budget, msm_chunked_bytes, G1, G2};
+    let chunk = settings.gpu_chunk;
+    let h_step = 32 * n + if resident { h_msm_budget(key.h, chunk) } else { msm_chunked_bytes::<G1>(key.h, chunk) };
+    let batch = [key.l, key.a, key.b_g1]
+        .into_iter()
+        .map(|m| batch_add_bytes::<G1>(m, circuits, chunk))
+        .chain([batch_add_bytes::<G2>(key.b_g2, circuits, chunk)])
+        .max()
+        .unwrap_or(0);
+    (h_step + batch, compute_peak_bytes(n, key, settings))
+}
+
 /// Phase 0, once per key (later calls return at once; concurrent first calls
 /// wait for the one that registers): page-locks the key's query vectors
 /// uploaded in phase 2 (h, l, a, b_g1, b_g2; [`Registration::Key`]), kept
@@ -208,7 +233,7 @@ impl GpuCall {
     }
 
     /// The key's vector lengths (zero before phase 0: direct use by tests).
-    fn key_shape(&self) -> KeyShape {
+    pub(super) fn key_shape(&self) -> KeyShape {
         self.key.get().map(|k| k.0).unwrap_or_default()
     }
 
@@ -619,6 +644,27 @@ impl GpuCall {
 #[cfg(test)]
 mod tests {
     use super::{ahead_vectors, growth_target, Room};
+
+    /// At porep-32g (768 MiB chunks), the batch additions fit beside the
+    /// last H-MSM over a streamed key within the call's peak, for one
+    /// circuit and for a sector's ten; over a resident key the H-MSM's budget
+    /// leaves them no room. 16 MiB chunks keep the room.
+    #[test]
+    fn batch_additions_fit_beside_a_streamed_h_msm() {
+        use super::{beside_h_msm_bytes, KeyShape};
+        let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+        for g2_msm_on_device in [false, true] {
+            for chunk in [16 << 20, crate::config::GPU_CHUNK_DEFAULT] {
+                let s = crate::config::Settings { g2_msm_on_device, gpu_chunk: chunk, ..Default::default() };
+                for circuits in [1, 10] {
+                    let (together, peak) = beside_h_msm_bytes(1 << 27, &porep, &s, circuits, false);
+                    assert!(together <= peak, "{circuits} circuits, chunk {chunk}: {together} > {peak}");
+                    let (together, peak) = beside_h_msm_bytes(1 << 27, &porep, &s, circuits, true);
+                    assert!(together > peak, "resident, {circuits} circuits, chunk {chunk}: {together} ≤ {peak}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn staging_ahead_never_raises_the_calls_peak() {

@@ -313,6 +313,28 @@ pub fn g2_parts<C: Compute>(
     Ok(sums)
 }
 
+/// The batch-addition parts of every circuit's L, A′ and B′ in G1
+/// ([`G1Batch`]), and of B′ in G2 where they were asked for: identities for
+/// a plan that is not split.
+pub struct BatchParts {
+    pub g1: G1Batch,
+    pub b_g2: Option<Vec<G2Projective>>,
+}
+
+/// The batch-addition parts of L, A′ and B′ in G1, each with one point per circuit.
+pub type G1Batch = (Vec<G1Projective>, Vec<G1Projective>, Vec<G1Projective>);
+
+/// [`BatchParts`] of `plans` on `compute`, B′ in G2's where `g2` is set:
+/// one [`Compute::batch_add_many`] over each base vector for all circuits.
+/// The pipeline runs it beside the last circuit's H-MSM where the backend
+/// gives it a second stream ([`crate::backend::Backend::beside_h_msm`]).
+pub fn batch_parts<C: Compute>(compute: &C, plans: &Plans<'_>, g2: bool) -> Result<BatchParts> {
+    let circuits = plans.aux.len();
+    let g1 = (plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?);
+    let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, circuits)?) } else { None };
+    Ok(BatchParts { g1, b_g2 })
+}
+
 /// One plan's tail scalars of every circuit ([`MsmPlan::tail_scalars_all`];
 /// empty vectors for a plain plan), and how long their gather took.
 pub struct Gathered {
@@ -349,7 +371,8 @@ struct Tail<A> {
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
 /// circuits first, one pass over each base vector
-/// ([`Compute::batch_add_many`]), the input MSMs beside them on a thread
+/// ([`Compute::batch_add_many`]; `batched`: their parts where they ran
+/// already, beside the last H-MSM), the input MSMs beside them on a thread
 /// of their own ([`INPUT_MSM_ON_HOST`]), then each plan's tails. The
 /// tails' scalars are read from the witnesses on the host (random reads
 /// over each circuit's aux vector): a thread of its own
@@ -363,7 +386,7 @@ struct Tail<A> {
 /// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
 /// latter includes any wait for a gather, for its upload ahead, or for the
 /// input MSMs' thread).
-pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>) -> Result<G1Sums<C::Ahead>> {
+pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>, batched: Option<G1Batch>) -> Result<G1Sums<C::Ahead>> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
@@ -418,9 +441,10 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             }
         };
         let sums = (|| -> Result<(Vec<G1Parts>, Arc<Gathered>)> {
-            let (l, a, b1) = clock.time(Step::BatchAdd, || -> Result<_> {
-                Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
-            })?;
+            let (l, a, b1) = match batched {
+                Some(parts) => parts,
+                None => clock.time(Step::BatchAdd, || batch_parts(compute, plans, false))?.g1,
+            };
             // Each base vector goes up once for all circuits (tails, and input MSMs through `compute`).
             let (a_inp, b_inp, lt, at, (bt, b)) = clock.time(Step::Tails, || -> Result<_> {
                 let (a_inp, b_inp) = match input_msms.take() {

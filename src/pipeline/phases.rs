@@ -61,6 +61,7 @@ pub fn prove<B: Backend + ?Sized>(
         error: None,
         stage_detail: None,
         g2_msm: backend.placement().g2_msm_label(),
+        batch_add_beside: false,
     };
     let clock = backend.clock();
 
@@ -188,18 +189,28 @@ fn spawn_fill<'scope, 'env, B: Backend + ?Sized>(
     abc: Abc<'env>,
     mut staged: B::Staged,
 ) -> Option<Filling<'scope, B::Staged>> {
-    let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
     let fill = move || {
-        let r = tracing::dispatcher::with_default(&dispatch, || span.in_scope(|| backend.fill(ci, abc, &mut staged)));
+        let r = backend.fill(ci, abc, &mut staged);
         (staged, r)
     };
-    match std::thread::Builder::new().name("supraseal-c2-fill".into()).spawn_scoped(scope, fill) {
+    match spawn_traced(scope, "supraseal-c2-fill", fill) {
         Ok(t) => Some(t),
         Err(e) => {
             tracing::debug!(circuit = ci, error = %e, "no thread for the host copies: the circuit uploads in its turn");
             None
         }
     }
+}
+
+/// Starts `f` on a thread of `scope` named `name`, in the caller's tracing
+/// context (its span and subscriber).
+fn spawn_traced<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    let (span, dispatch) = (tracing::Span::current(), tracing::dispatcher::get_default(|d| d.clone()));
+    std::thread::Builder::new().name(name.into()).spawn_scoped(scope, move || tracing::dispatcher::with_default(&dispatch, || span.in_scope(f)))
 }
 
 /// The staged circuit once its fill ended; `None` (its buffers freed, the
@@ -302,7 +313,7 @@ fn locked_phases<B: Backend + ?Sized>(
             (by_circuit(admission, report), compute)
         }
     };
-    let result = phase2(backend, &compute, srs, batch, inputs, &mut staged, plans, done, checks);
+    let result = phase2(backend, &compute, srs, batch, inputs, &mut staged, plans, done, checks, settings.batch_add_beside, &mut report.batch_add_beside);
     // Staged inputs of circuits not reached (an error) are dropped (freed, or
     // handed back to the idle pre-stage list) before the trim.
     drop(staged);
@@ -316,28 +327,41 @@ fn locked_phases<B: Backend + ?Sized>(
 
 /// Phase 2 under `compute`: circuit by circuit the quotient and H-MSM (the
 /// next circuit staged ahead beside it), then the G1 sums and the parts of
-/// B′ in G2 placed on the device.
+/// B′ in G2 placed on the device. The batch additions of every circuit run
+/// beside the last circuit's H-MSM, on a second stream, where the backend
+/// gives one ([`Backend::beside_h_msm`], `beside`) and the plans are ready
+/// by then (waited for there with `Beside::On` only); else after the H-MSMs. `ran_beside`
+/// is set where they did.
 #[allow(clippy::too_many_arguments)]
-fn phase2<B: Backend + ?Sized>(
+fn phase2<'p, B: Backend + ?Sized>(
     backend: &B,
     compute: &ComputeGuard<'_>,
     srs: &Srs,
     batch: &Batch<'_>,
     inputs: &[Abc<'_>],
     staged: &mut [Option<B::Staged>],
-    plans: mpsc::Receiver<Arc<Plans<'_>>>,
+    plans: mpsc::Receiver<Arc<Plans<'p>>>,
     done: mpsc::Sender<usize>,
     checks: &Checks,
+    beside: crate::config::Beside,
+    ran_beside: &mut bool,
 ) -> Result<Vec<Intermediates>> {
     let n = srs.domain_size();
     let clock = backend.clock();
     let mut hs = Vec::with_capacity(inputs.len());
+    // The plans where the batch additions took them early, and what those
+    // made.
+    let mut early_plans: Option<Arc<Plans<'p>>> = None;
+    let mut batched: Option<Result<groth16::BatchParts>> = None;
+    let g2_batch_on_device = backend.placement().g2_batch_add == Place::Device;
     for (ci, abc) in inputs.iter().enumerate() {
         let mine = staged[ci].take();
         wait_for_checks(checks, ci + 1)?;
         let (ntt0, msm0) = (clock.get(Step::Ntt), clock.get(Step::HMsm));
+        let side = if ci + 1 == inputs.len() { backend.beside_h_msm(compute, n, inputs.len(), beside) } else { None };
         let h = std::thread::scope(|scope| {
             let mut filling = None;
+            let mut batching = None;
             let mut next = staged.get_mut(ci + 1);
             // Once this circuit's quotient is done (its inputs' device
             // buffers free, every copy from its host buffers complete),
@@ -356,15 +380,55 @@ fn phase2<B: Backend + ?Sized>(
                         filling = spawn_fill(scope, backend, ci + 1, inputs[ci + 1], s);
                     }
                 }
+                // The last circuit: its H-MSM is bound by the device's
+                // arithmetic, the batch additions over a streamed key by the
+                // PCIe link; on two streams they overlap.
+                if let Some(side) = side.as_ref() {
+                    // `On` (comparisons and tests) waits for them.
+                    let ready = if beside == crate::config::Beside::On { plans.recv().ok() } else { plans.try_recv().ok() };
+                    if ready.is_some() {
+                        early_plans = ready;
+                    }
+                    if let Some(p) = early_plans.clone() {
+                        let run = move || {
+                            let t = Instant::now();
+                            (groth16::batch_parts(side, &p, g2_batch_on_device), t.elapsed())
+                        };
+                        match spawn_traced(scope, "supraseal-c2-batch-add", run) {
+                            Ok(t) => batching = Some(t),
+                            Err(e) => tracing::debug!(error = %e, "no thread for the batch additions: they run after the H-MSM"),
+                        }
+                    } else {
+                        tracing::debug!("split-MSM plans not ready at the last H-MSM: the batch additions run after it");
+                    }
+                }
                 let _ = done.send(ci);
             };
             let h = backend.quotient_msm(compute, *abc, n, mine, &srs.h, &mut after_quotient);
             if let Some(f) = filling {
                 staged[ci + 1] = finish_fill(f, ci + 1);
             }
+            if let Some(run) = batching {
+                // What the batch additions add to the hold: their time past the H-MSM's end.
+                let t = Instant::now();
+                let (parts, side_time) = run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                let waited = t.elapsed();
+                clock.add(Step::BatchAdd, waited);
+                tracing::debug!(
+                    side_ms = round1(side_time.as_secs_f64() * 1e3),
+                    waited_ms = round1(waited.as_secs_f64() * 1e3),
+                    ok = parts.is_ok(),
+                    "batch additions beside the last H-MSM (on a stream of their own), and the wait for them after it"
+                );
+                *ran_beside = parts.is_ok();
+                batched = Some(parts);
+            }
             h
-        })?;
-        hs.push(h);
+        });
+        if let Some(side) = side {
+            backend.end_beside(side);
+        }
+        hs.push(h?);
         tracing::debug!(
             circuit = ci,
             ntt_ms = round1((clock.get(Step::Ntt) - ntt0).as_secs_f64() * 1e3),
@@ -374,10 +438,20 @@ fn phase2<B: Backend + ?Sized>(
     }
     drop(done);
     wait_for_checks(checks, inputs.len())?;
-    let t = Instant::now();
-    let plans = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
-    tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
-    let groth16::G1Sums { sums, b_tails, b_g2_ahead } = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans)?;
+    let plans = match early_plans {
+        Some(p) => p,
+        None => {
+            let t = Instant::now();
+            let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+            tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
+            p
+        }
+    };
+    let (g1_batched, g2_batched) = match batched.transpose()? {
+        Some(groth16::BatchParts { g1, b_g2 }) => (Some(g1), b_g2),
+        None => (None, None),
+    };
+    let groth16::G1Sums { sums, b_tails, b_g2_ahead } = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans, g1_batched)?;
     let mut out: Vec<Intermediates> =
         hs.into_iter().zip(sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
     let placement = backend.placement();
@@ -392,7 +466,10 @@ fn phase2<B: Backend + ?Sized>(
         }
     };
     if placement.g2_batch_add == Place::Device {
-        let sums = clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None, None))?;
+        let sums = match g2_batched {
+            Some(sums) => sums,
+            None => clock.time(Step::BatchAdd, || groth16::g2_parts(backend.compute(), srs, &plans, groth16::G2Parts::BatchAddition, None, None))?,
+        };
         out.iter_mut().zip(sums).for_each(|(o, b)| o.b_g2 += b);
     }
     if placement.g2_msm == Place::Device {

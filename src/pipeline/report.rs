@@ -50,6 +50,9 @@ pub struct CallReport {
     /// Where the G2 MSMs of B′ ran: "cpu" or "gpu" (`SUPRASEAL_C2_G2_MSM`,
     /// or its `auto` choice).
     pub g2_msm: &'static str,
+    /// Whether the batch additions ran beside the last circuit's H-MSM, on
+    /// a second stream (`SUPRASEAL_C2_BATCH_ADD_BESIDE`).
+    pub batch_add_beside: bool,
 }
 
 impl CallReport {
@@ -90,6 +93,7 @@ impl CallReport {
             unpin_ms = gpu_ms(t.unpin),
             stage_detail = self.stage_detail.as_deref(),
             g2_msm = self.g2_msm,
+            batch_add_beside = self.batch_add_beside,
             error = self.error.as_deref(),
             "proving call"
         );
