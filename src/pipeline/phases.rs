@@ -352,7 +352,7 @@ fn phase2<'p, B: Backend + ?Sized>(
     // The plans where the batch additions took them early, and what those
     // made.
     let mut early_plans: Option<Arc<Plans<'p>>> = None;
-    let mut batched: Option<Result<groth16::BatchParts>> = None;
+    let mut batched: Option<groth16::BatchParts> = None;
     let g2_batch_on_device = backend.placement().g2_batch_add == Place::Device;
     for (ci, abc) in inputs.iter().enumerate() {
         let mine = staged[ci].take();
@@ -420,8 +420,16 @@ fn phase2<'p, B: Backend + ?Sized>(
                     ok = parts.is_ok(),
                     "batch additions beside the last H-MSM (on a stream of their own), and the wait for them after it"
                 );
-                *ran_beside = parts.is_ok();
-                batched = Some(parts);
+                match parts {
+                    Ok(parts) => {
+                        *ran_beside = true;
+                        batched = Some(parts);
+                    }
+                    // An allocation the second stream could not make, say:
+                    // the call's stream runs them again after the H-MSM
+                    // (an error that persists fails them there).
+                    Err(e) => tracing::warn!(error = %e, "the batch additions beside the last H-MSM failed: they run again after it"),
+                }
             }
             h
         });
@@ -447,7 +455,7 @@ fn phase2<'p, B: Backend + ?Sized>(
             p
         }
     };
-    let (g1_batched, g2_batched) = match batched.transpose()? {
+    let (g1_batched, g2_batched) = match batched {
         Some(groth16::BatchParts { g1, b_g2 }) => (Some(g1), b_g2),
         None => (None, None),
     };
