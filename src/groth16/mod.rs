@@ -313,26 +313,42 @@ pub fn g2_parts<C: Compute>(
     Ok(sums)
 }
 
-/// The batch-addition parts of every circuit's L, A′ and B′ in G1
-/// ([`G1Batch`]), and of B′ in G2 where they were asked for: identities for
-/// a plan that is not split.
+/// The batch-addition parts of every circuit's L, A′ and B′ in G1 and
+/// L's tail scalars ([`G1Batched`]), and of B′ in G2 where they were asked
+/// for: identities for a plan that is not split.
 pub struct BatchParts {
-    pub g1: G1Batch,
+    pub g1: G1Batched,
     pub b_g2: Option<Vec<G2Projective>>,
 }
 
 /// The batch-addition parts of L, A′ and B′ in G1, each with one point per circuit.
 pub type G1Batch = (Vec<G1Projective>, Vec<G1Projective>, Vec<G1Projective>);
 
+/// What [`g1_sums`] takes where the batch additions ran before it (beside
+/// the last H-MSM): their parts, and L's tail scalars, gathered after them
+/// so that the first tail MSM does not wait for its gather (which the
+/// batch additions would otherwise have hidden).
+pub struct G1Batched {
+    pub parts: G1Batch,
+    pub l_tail: Arc<Gathered>,
+}
+
 /// [`BatchParts`] of `plans` on `compute`, B′ in G2's where `g2` is set:
-/// one [`Compute::batch_add_many`] over each base vector for all circuits.
-/// The pipeline runs it beside the last circuit's H-MSM where the backend
-/// gives it a second stream ([`crate::backend::Backend::beside_h_msm`]).
+/// one [`Compute::batch_add_many`] over each base vector for all circuits,
+/// then L's tail scalars gathered on this thread. The pipeline runs it
+/// beside the last circuit's H-MSM where the backend gives it a second
+/// stream ([`crate::backend::Backend::beside_h_msm`]).
 pub fn batch_parts<C: Compute>(compute: &C, plans: &Plans<'_>, g2: bool) -> Result<BatchParts> {
+    let parts = g1_batch(compute, plans)?;
+    let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, plans.aux.len())?) } else { None };
+    let l_tail = Arc::new(Gathered::of(&plans.l.plan, &plans.aux));
+    Ok(BatchParts { g1: G1Batched { parts, l_tail }, b_g2 })
+}
+
+/// The G1 batch additions' parts ([`G1Batch`]) of `plans` on `compute`.
+fn g1_batch<C: Compute>(compute: &C, plans: &Plans<'_>) -> Result<G1Batch> {
     let circuits = plans.aux.len();
-    let g1 = (plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?);
-    let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, circuits)?) } else { None };
-    Ok(BatchParts { g1, b_g2 })
+    Ok((plans.l.batch_parts(compute, circuits)?, plans.a.batch_parts(compute, circuits)?, plans.b1.batch_parts(compute, circuits)?))
 }
 
 /// One plan's tail scalars of every circuit ([`MsmPlan::tail_scalars_all`];
@@ -371,8 +387,9 @@ struct Tail<A> {
 
 /// (L, A′, B′ in G1) of every circuit: the batch additions of all
 /// circuits first, one pass over each base vector
-/// ([`Compute::batch_add_many`]; `batched`: their parts where they ran
-/// already, beside the last H-MSM), the input MSMs beside them on a thread
+/// ([`Compute::batch_add_many`]; `batched`: their parts, with L's tail
+/// scalars, where they ran already, beside the last H-MSM), the input MSMs
+/// beside them on a thread
 /// of their own ([`INPUT_MSM_ON_HOST`]), then each plan's tails. The
 /// tails' scalars are read from the witnesses on the host (random reads
 /// over each circuit's aux vector): a thread of its own
@@ -386,13 +403,17 @@ struct Tail<A> {
 /// next). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
 /// latter includes any wait for a gather, for its upload ahead, or for the
 /// input MSMs' thread).
-pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>, batched: Option<G1Batch>) -> Result<G1Sums<C::Ahead>> {
+pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>, batched: Option<G1Batched>) -> Result<G1Sums<C::Ahead>> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();
     let b_inp_points = batch.b_inp.popcount;
     let (a_inp_bases, b_inp_bases) = (&srs.a[..num_inputs], &srs.b_g1[..b_inp_points]);
     let inputs: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.inp).collect();
     let b_inp_scalars = slices(&plans.b_inp);
+    let (batched, mut l_tail) = match batched {
+        Some(G1Batched { parts, l_tail }) => (Some(parts), Some(l_tail)),
+        None => (None, None),
+    };
     std::thread::scope(|scope| {
         // The input MSMs beside the batch additions, where they are small
         // (else, or where no thread can be made, through `compute` in turn).
@@ -416,7 +437,8 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             .name("supraseal-c2-tails".into())
             .spawn_scoped(scope, move || {
                 for msm in order {
-                    let gathered = Arc::new(Gathered::of(&msm.plan, &plans.aux));
+                    let early = if std::ptr::eq(msm, &plans.l) { l_tail.take() } else { None };
+                    let gathered = early.unwrap_or_else(|| Arc::new(Gathered::of(&msm.plan, &plans.aux)));
                     let ahead = msm.put_ahead(compute, &gathered);
                     // A failed step on the device drops the receiver: stop.
                     if tx.send(Tail { gathered: gathered.clone(), ahead }).is_err() {
@@ -443,7 +465,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
         let sums = (|| -> Result<(Vec<G1Parts>, Arc<Gathered>)> {
             let (l, a, b1) = match batched {
                 Some(parts) => parts,
-                None => clock.time(Step::BatchAdd, || batch_parts(compute, plans, false))?.g1,
+                None => clock.time(Step::BatchAdd, || g1_batch(compute, plans))?,
             };
             // Each base vector goes up once for all circuits (tails, and input MSMs through `compute`).
             let (a_inp, b_inp, lt, at, (bt, b)) = clock.time(Step::Tails, || -> Result<_> {
