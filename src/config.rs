@@ -19,7 +19,7 @@
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
 //! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | a quarter of the CPU pool's threads, 1–4 |
-//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend, waiting for the split-MSM plans if need be: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream) | `auto` |
+//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend, waiting for the split-MSM plans if need be: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream). `off` until the path has run on a GPU | `off` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -94,7 +94,8 @@ pub struct Settings {
 }
 
 /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`: where a call's batch additions run
-/// (`pipeline::phases`, [`crate::backend::Backend::beside_h_msm`]).
+/// (`pipeline::phases`, [`crate::backend::Backend::beside_h_msm`]). `Off`
+/// by default until the second stream has run on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Beside {
     /// On a second stream beside the last circuit's H-MSM where the GPU
@@ -305,7 +306,7 @@ impl Default for Settings {
             verify: false,
             register_inputs: false,
             staging_threads: None,
-            batch_add_beside: Beside::Auto,
+            batch_add_beside: Beside::Off,
         }
     }
 }
@@ -361,9 +362,9 @@ impl Settings {
             })
             .transpose()?;
         let batch_add_beside = match var("SUPRASEAL_C2_BATCH_ADD_BESIDE").as_deref() {
-            None | Some("auto") => Beside::Auto,
+            Some("auto") => Beside::Auto,
             Some("on") => Beside::On,
-            Some("off") => Beside::Off,
+            None | Some("off") => Beside::Off,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {v:?} but must be auto, on or off"))),
         };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
@@ -491,7 +492,7 @@ mod tests {
         assert!(!d.register_inputs, "the staging ring by default");
         assert_eq!(d.staging_threads, None);
         assert_eq!(parse(&[("SUPRASEAL_C2_STAGING_THREADS", " 8 ")]).unwrap().staging_threads, Some(8));
-        assert_eq!(d.batch_add_beside, Beside::Auto);
+        assert_eq!(d.batch_add_beside, Beside::Off);
         for (v, b) in [("auto", Beside::Auto), (" ON", Beside::On), ("off", Beside::Off)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_BATCH_ADD_BESIDE", v)]).unwrap().batch_add_beside, b, "SUPRASEAL_C2_BATCH_ADD_BESIDE={v:?}");
         }

@@ -10,7 +10,7 @@
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
 #   porep16   ours as a 16 GiB card, W = 2 x 2: the batch additions beside the last       ~300 s
-#             H-MSM (the default, auto), then after it (SUPRASEAL_C2_BATCH_ADD_BESIDE=off)
+#             H-MSM (SUPRASEAL_C2_BATCH_ADD_BESIDE=auto), then after it (the default, off)
 #   porep16b  the same: 8 staging threads, then caller-pinned buffers                      ~300 s
 #             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
@@ -86,7 +86,6 @@ for step in "$@"; do
     grep -E "real|rc=" $G | head -4
     grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
     grep -o "compute-pool allocations of the call.*" $G | head -3
-    echo "batch additions beside the last H-MSM (side_ms, waited_ms):"; grep -o -E "side_ms=[0-9.]+ waited_ms=[0-9.]+" $G | head -n 8
     same_proofs $OUT/ours/proofs-porep-32g-ours.txt
     ;;
   porep16|porep16b)
@@ -94,8 +93,8 @@ for step in "$@"; do
     for variant in $variants; do
       mkdir -p $OUT/$variant
       case $variant in
-      beside) extra=; pinned= ;;
-      after) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=off"; pinned= ;;
+      beside) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto"; pinned= ;;
+      after) extra=; pinned= ;;
       threads8) extra="SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
       pinned) extra=; pinned=1 ;;
       esac
