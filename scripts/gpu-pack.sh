@@ -28,6 +28,7 @@ for line in sys.stdin:
 }
 for exe in $(list_tests -p supraseal-c2 --test gpu) $(list_tests -p supraseal-c2 --test gpu_proofs) \
   $(list_tests -p supraseal-c2 --test lock_protocol) $(list_tests -p supraseal-c2 --test gpu_params) \
+  $(list_tests -p supraseal-c2 --test batch_add_beside) \
   $(list_tests -p supraseal-c2 --test gpu_pinning) $(list_tests -p supraseal-c2 --test prove_verify) \
   $(list_tests -p supraseal-c2 --test bad_input); do
   name=$(basename "$exe" | sed 's/-[0-9a-f]*$//')

@@ -19,7 +19,7 @@
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
 //! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | a quarter of the CPU pool's threads, 1–4 |
-//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend, waiting for the split-MSM plans if need be: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream). `off` until the path has run on a GPU | `off` |
+//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream). `off` until the path has run on a GPU | `off` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -102,7 +102,7 @@ pub enum Beside {
     /// backend streams the key and the memory allows; else after it.
     Auto,
     /// Also where the key is resident (the memory allowing), and on the CPU
-    /// backend; the last H-MSM waits for the split-MSM plans if need be.
+    /// backend.
     On,
     /// After the H-MSMs, on the call's stream.
     Off,

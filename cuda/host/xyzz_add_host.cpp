@@ -3,11 +3,12 @@
 // (a = 0, as on BLS12-381). Each step adds a point to an XYZZ accumulator,
 // or subtracts it, and compares the accumulator, made affine, with
 // textbook affine addition. The points are random ones, the accumulator's
-// own point (the doubling branch), its negation (the sum is infinity) and
-// infinity on either side; each branch must be taken many times, with and
-// without subtraction. The accumulator must also keep ZZ^3 = ZZZ^2. The
-// field arithmetic of fq2_t is the GPU tests' to check. Built and run by
-// the test `xyzz_add_source_on_the_host` in src/gpu/msm.rs:
+// own point (the doubling branch), its negation (the sum is infinity),
+// infinity on either side, and the points (0, ±2) (x = 0, not infinity);
+// each branch must be taken many times, with and without subtraction. The
+// accumulator must also keep ZZ^3 = ZZZ^2. The field arithmetic of fq2_t is
+// the GPU tests' to check. Built and run by the test
+// `xyzz_add_source_on_the_host` in src/gpu/host_checks.rs:
 //   c++ -std=c++17 -O2 xyzz_add_host.cpp -o t && ./t steps seed
 // Prints the branch counts; exits 1 at the first mismatch.
 #include <cstdint>
@@ -118,6 +119,10 @@ int main(int argc, char** argv) {
         } else if (kind == 2) {
             p = Pt{F(0), F(0), true};
             branch = 3;
+        } else if (kind == 3) {
+            // x = 0 with y = ±2: on the curve, and not the all-zero infinity.
+            p = Pt{F(0), (rng() & 1) ? F(0) - F(2) : F(2), false};
+            branch = 0;
         } else {
             p = random_point(rng);
             branch = 0;

@@ -46,6 +46,11 @@ pub struct GpuCall {
     /// step until staging ahead reuses it for the next circuit's a, or the
     /// H-MSM starts without it ([`GpuCall::stage_part`]).
     pub(super) spare: Mutex<Option<ScalarBuf>>,
+    /// Set while batch additions run beside the last H-MSM
+    /// ([`Backend::beside_h_msm`]): that H-MSM then keeps to its chunked
+    /// bytes even over a resident key (which may have come since), as the
+    /// byte rule counted it.
+    h_msm_chunked: AtomicBool,
     clock: Clock,
 }
 
@@ -77,6 +82,7 @@ impl GpuCall {
             awaiting: AtomicBool::new(true),
             key: OnceLock::new(),
             spare: Mutex::new(None),
+            h_msm_chunked: AtomicBool::new(false),
             clock: Clock::default(),
         })
     }
@@ -310,7 +316,9 @@ impl Backend for GpuCall {
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();
-        self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, msm::h_msm_budget(bases.len(), self.exec.settings.gpu_chunk)))
+        let chunk = self.exec.settings.gpu_chunk;
+        let budget = if self.h_msm_chunked.load(Ordering::SeqCst) { msm::msm_chunked_bytes::<msm::G1>(bases.len(), chunk) } else { msm::h_msm_budget(bases.len(), chunk) };
+        self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, budget))
     }
     /// A second stream where the H-MSM's step and the batch additions fit
     /// together within the call's peak
@@ -323,14 +331,17 @@ impl Backend for GpuCall {
         if mode == Beside::Off || (resident && mode != Beside::On) || s.fault.is_some() {
             return None;
         }
-        let (together, peak) = super::stage::beside_h_msm_bytes(n, &self.key_shape(), s, circuits, resident);
+        let (together, peak) = super::stage::beside_h_msm_bytes(n, &self.key_shape(), s, circuits);
         if together > peak {
             tracing::debug!(together, peak, "batch additions after the H-MSM: beside it they would exceed the call's peak");
             return None;
         }
-        Exec::new(self.exec.gpu.clone(), *s).map_err(|e| tracing::debug!(error = %e.message, "no second stream: the batch additions run after the H-MSM")).ok()
+        let side = Exec::new(self.exec.gpu.clone(), *s).map_err(|e| tracing::debug!(error = %e.message, "no second stream: the batch additions run after the H-MSM")).ok()?;
+        self.h_msm_chunked.store(true, Ordering::SeqCst);
+        Some(side)
     }
     fn end_beside(&self, side: Exec) {
+        self.h_msm_chunked.store(false, Ordering::SeqCst);
         // Its work ended with downloads, unless it failed part-way: then
         // kernels and frees may still be queued.
         if let Err(e) = side.stream.synchronize() {

@@ -53,15 +53,17 @@ impl Drop for HostCheck {
 /// cuda/xyzz_add.cuh (the G2 kernels' mixed addition) on y² = x³ + 4 over
 /// the field of 2^31 − 1, against affine addition: 200,000 additions and
 /// subtractions of random points, of the accumulator's own point (doubling),
-/// of its negation (infinity) and of infinity, from three seeds. Every
-/// branch is taken, with and without subtraction.
+/// of its negation (infinity), of infinity and of (0, ±2), from three seeds.
+/// Every branch is taken, with and without subtraction.
 #[test]
 fn xyzz_add_source_on_the_host() {
     let check = HostCheck::build("xyzz_add_host.cpp", &[]);
     for seed in ["1", "2", "3"] {
         let text = check.run(&["200000", seed]);
         assert!(text.lines().any(|l| l == "200000 steps: equal"), "seed {seed}: {text}");
-        for line in text.lines().filter(|l| l.contains(" subtracted")) {
+        let branches: Vec<&str> = text.lines().filter(|l| l.contains(" subtracted")).collect();
+        assert_eq!(branches.len(), 5, "seed {seed}: the five branches' counts: {text}");
+        for line in branches {
             let counts: Vec<u64> = line.rsplit(": ").next().unwrap().replace(" subtracted", "").split(", ").map(|c| c.parse().unwrap()).collect();
             assert!(counts.iter().all(|&c| c >= 1000), "seed {seed}: a branch taken too rarely: {line}");
         }

@@ -213,6 +213,19 @@ fn spawn_traced<'scope, 'env, T: Send + 'scope>(
     std::thread::Builder::new().name(name.into()).spawn_scoped(scope, move || tracing::dispatcher::with_default(&dispatch, || span.in_scope(f)))
 }
 
+/// The second stream of [`Backend::beside_h_msm`], handed back
+/// ([`Backend::end_beside`]: it waits for the stream) when dropped, also
+/// while a panic unwinds, before the compute lock is released.
+struct SideStream<'b, B: Backend + ?Sized>(&'b B, Option<B::Compute>);
+
+impl<B: Backend + ?Sized> Drop for SideStream<'_, B> {
+    fn drop(&mut self) {
+        if let Some(side) = self.1.take() {
+            self.0.end_beside(side);
+        }
+    }
+}
+
 /// The staged circuit once its fill ended; `None` (its buffers freed, the
 /// circuit uploads in its turn, on the fallback path) when the fill failed.
 fn finish_fill<S>(filling: Filling<'_, S>, ci: usize) -> Option<S> {
@@ -329,9 +342,9 @@ fn locked_phases<B: Backend + ?Sized>(
 /// next circuit staged ahead beside it), then the G1 sums and the parts of
 /// B′ in G2 placed on the device. The batch additions of every circuit run
 /// beside the last circuit's H-MSM, on a second stream, where the backend
-/// gives one ([`Backend::beside_h_msm`], `beside`) and the plans are ready
-/// by then (waited for there with `Beside::On` only); else after the H-MSMs. `ran_beside`
-/// is set where they did.
+/// gives one ([`Backend::beside_h_msm`], `beside`): a thread of their own
+/// waits there for the split-MSM plans if need be, so the H-MSM never does;
+/// else after the H-MSMs. `ran_beside` is set where they ran beside.
 #[allow(clippy::too_many_arguments)]
 fn phase2<'p, B: Backend + ?Sized>(
     backend: &B,
@@ -349,8 +362,9 @@ fn phase2<'p, B: Backend + ?Sized>(
     let n = srs.domain_size();
     let clock = backend.clock();
     let mut hs = Vec::with_capacity(inputs.len());
-    // The plans where the batch additions took them early, and what those
-    // made.
+    // Received by the batch additions' thread where it runs (it hands them
+    // on: `early_plans`), else below.
+    let plans = std::sync::Mutex::new(plans);
     let mut early_plans: Option<Arc<Plans<'p>>> = None;
     let mut batched: Option<groth16::BatchParts> = None;
     let g2_batch_on_device = backend.placement().g2_batch_add == Place::Device;
@@ -358,7 +372,7 @@ fn phase2<'p, B: Backend + ?Sized>(
         let mine = staged[ci].take();
         wait_for_checks(checks, ci + 1)?;
         let (ntt0, msm0) = (clock.get(Step::Ntt), clock.get(Step::HMsm));
-        let side = if ci + 1 == inputs.len() { backend.beside_h_msm(compute, n, inputs.len(), beside) } else { None };
+        let side = SideStream(backend, if ci + 1 == inputs.len() { backend.beside_h_msm(compute, n, inputs.len(), beside) } else { None });
         let h = std::thread::scope(|scope| {
             let mut filling = None;
             let mut batching = None;
@@ -383,23 +397,18 @@ fn phase2<'p, B: Backend + ?Sized>(
                 // The last circuit: its H-MSM is bound by the device's
                 // arithmetic, the batch additions over a streamed key by the
                 // PCIe link; on two streams they overlap.
-                if let Some(side) = side.as_ref() {
-                    // `On` (comparisons and tests) waits for them.
-                    let ready = if beside == crate::config::Beside::On { plans.recv().ok() } else { plans.try_recv().ok() };
-                    if ready.is_some() {
-                        early_plans = ready;
-                    }
-                    if let Some(p) = early_plans.clone() {
-                        let run = move || {
-                            let t = Instant::now();
-                            (groth16::batch_parts(side, &p, g2_batch_on_device), t.elapsed())
-                        };
-                        match spawn_traced(scope, "supraseal-c2-batch-add", run) {
-                            Ok(t) => batching = Some(t),
-                            Err(e) => tracing::debug!(error = %e, "no thread for the batch additions: they run after the H-MSM"),
-                        }
-                    } else {
-                        tracing::debug!("split-MSM plans not ready at the last H-MSM: the batch additions run after it");
+                if let Some(side) = side.1.as_ref() {
+                    let plans = &plans;
+                    let run = move || {
+                        let t = Instant::now();
+                        let p = plans.lock().unwrap_or_else(|p| p.into_inner()).recv().ok();
+                        let plans_wait = t.elapsed();
+                        let parts = p.as_ref().map(|p| groth16::batch_parts(side, p, g2_batch_on_device));
+                        (p, parts, plans_wait, t.elapsed())
+                    };
+                    match spawn_traced(scope, "supraseal-c2-batch-add", run) {
+                        Ok(t) => batching = Some(t),
+                        Err(e) => tracing::debug!(error = %e, "no thread for the batch additions: they run after the H-MSM"),
                     }
                 }
                 let _ = done.send(ci);
@@ -411,31 +420,33 @@ fn phase2<'p, B: Backend + ?Sized>(
             if let Some(run) = batching {
                 // What the batch additions add to the hold: their time past the H-MSM's end.
                 let t = Instant::now();
-                let (parts, side_time) = run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                let (p, parts, plans_wait, side_time) = run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 let waited = t.elapsed();
                 clock.add(Step::BatchAdd, waited);
                 tracing::debug!(
                     side_ms = round1(side_time.as_secs_f64() * 1e3),
                     waited_ms = round1(waited.as_secs_f64() * 1e3),
-                    ok = parts.is_ok(),
-                    "batch additions beside the last H-MSM (on a stream of their own), and the wait for them after it"
+                    plans_wait_ms = round1(plans_wait.as_secs_f64() * 1e3),
+                    ok = matches!(parts, Some(Ok(_))),
+                    "batch additions beside the last H-MSM (on a stream of their own, after any wait for the plans there), and the wait for them after it"
                 );
+                early_plans = p;
                 match parts {
-                    Ok(parts) => {
+                    Some(Ok(parts)) => {
                         *ran_beside = true;
                         batched = Some(parts);
                     }
                     // An allocation the second stream could not make, say:
                     // the call's stream runs them again after the H-MSM
                     // (an error that persists fails them there).
-                    Err(e) => tracing::warn!(error = %e, "the batch additions beside the last H-MSM failed: they run again after it"),
+                    Some(Err(e)) => tracing::warn!(error = %e, "the batch additions beside the last H-MSM failed: they run again after it"),
+                    // The plans' thread failed: the error is returned below.
+                    None => {}
                 }
             }
             h
         });
-        if let Some(side) = side {
-            backend.end_beside(side);
-        }
+        drop(side);
         hs.push(h?);
         tracing::debug!(
             circuit = ci,
@@ -450,7 +461,7 @@ fn phase2<'p, B: Backend + ?Sized>(
         Some(p) => p,
         None => {
             let t = Instant::now();
-            let p = plans.recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
+            let p = plans.into_inner().unwrap_or_else(|p| p.into_inner()).recv().map_err(|_| Error::new(crate::error::code::EFAULT, "split-MSM preparation thread failed"))?;
             tracing::debug!(wait_ms = round1(t.elapsed().as_secs_f64() * 1e3), "waited for the split-MSM plans");
             p
         }

@@ -1,12 +1,12 @@
 # Builds the GPU pack and trims it for notes/runs/s25/steps.sh: run from anywhere, then carry
 # gpu-pack.tgz (git-ignored) and run on the device, e.g.
-#   mkdir -p /tmp/w && tar xzf gpu-pack.tgz -C /tmp/w && bash /tmp/w/pk/steps.sh synth-bg tests ntt g2 wait
+#   mkdir -p /tmp/w && tar xzf gpu-pack.tgz -C /tmp/w && bash /tmp/w/pk/steps.sh synth-bg tests ntt wait
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$PWD
 bash scripts/gpu-pack.sh
 rm -rf /tmp/pk && mkdir -p /tmp/pk
-cp gpu-pack/{supraseal-c2,gpu,gpu_proofs,lock_protocol,gpu_params,gpu_bench,sppark_bench,libupstream_ref.so,run.sh,gpu-samples.py,COMMIT} /tmp/pk/
+cp gpu-pack/{supraseal-c2,gpu,gpu_proofs,lock_protocol,gpu_params,batch_add_beside,gpu_bench,sppark_bench,libupstream_ref.so,run.sh,gpu-samples.py,COMMIT} /tmp/pk/
 # gpu_bench as of 69508fc (the G2 kernels before cuda/xyzz_add.cuh), for the `g2` step's
 # same-run comparison; built in the same target directory (only the crate rebuilds).
 base=69508fc

@@ -1,7 +1,8 @@
 # The runs that measure main's head on the H200 (session 24's logs in notes/runs/s24/ were made
 # with this script's previous version: git log -- notes/runs/s24/steps.sh).
 # Pack: notes/runs/s25/pack.sh. Each argument is one step, run in order, in one device call:
-#   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params)       ~210 s
+#   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params,        ~270 s
+#             batch_add_beside: SHA-256 2^18 keys made there, ~1 min)
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
@@ -15,7 +16,8 @@
 #             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   steps.sh synth-bg tests ntt g2 wait · steps.sh porep · steps.sh upstream
+#   steps.sh synth-bg tests ntt wait · steps.sh g2 porep · steps.sh upstream · steps.sh porep16
+#   (30 minutes of device time hold the start and these four calls, ~1,700 s; then porep16b if time is left)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
@@ -36,7 +38,7 @@ for step in "$@"; do
     L=$OUT/tests.log
     {
       echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv; nproc; free -g | head -2
-      for t in gpu gpu_proofs lock_protocol gpu_params; do
+      for t in gpu gpu_proofs lock_protocol gpu_params batch_add_beside; do
         echo "== $t"; s=$(date +%s)
         timeout 240 ./$t --test-threads=1 --nocapture
         echo "rc=$? ($t, $(( $(date +%s) - s )) s)"
