@@ -67,5 +67,8 @@ fn batch_additions_beside_the_last_h_msm_give_the_same_proofs() {
     if supraseal_c2::gpu::device_count() > 0 {
         let gpu = [("SUPRASEAL_C2_BACKEND", "gpu"), ("SUPRASEAL_C2_KEY_RESIDENT", "off"), ("SUPRASEAL_C2_GPU_CHUNK_MB", "1")];
         check(18, &gpu, |mode| mode != "off");
+        eprintln!("GPU: the batch additions ran beside the last H-MSM with auto and on, the same proofs as off");
+    } else {
+        eprintln!("GPU half skipped: no usable GPU");
     }
 }

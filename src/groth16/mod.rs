@@ -335,14 +335,22 @@ pub struct G1Batched {
 
 /// [`BatchParts`] of `plans` on `compute`, B′ in G2's where `g2` is set:
 /// one [`Compute::batch_add_many`] over each base vector for all circuits,
-/// then L's tail scalars gathered on this thread. The pipeline runs it
-/// beside the last circuit's H-MSM where the backend gives it a second
-/// stream ([`crate::backend::Backend::beside_h_msm`]).
+/// with L's tail scalars gathered beside them on a thread of their own (on
+/// this one where none can be made). The pipeline runs it beside the last
+/// circuit's H-MSM where the backend gives it a second stream
+/// ([`crate::backend::Backend::beside_h_msm`]).
 pub fn batch_parts<C: Compute>(compute: &C, plans: &Plans<'_>, g2: bool) -> Result<BatchParts> {
-    let parts = g1_batch(compute, plans)?;
-    let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, plans.aux.len())?) } else { None };
-    let l_tail = Arc::new(Gathered::of(&plans.l.plan, &plans.aux));
-    Ok(BatchParts { g1: G1Batched { parts, l_tail }, b_g2 })
+    let gather = || Arc::new(Gathered::of(&plans.l.plan, &plans.aux));
+    std::thread::scope(|scope| {
+        let l_tail = std::thread::Builder::new().name("supraseal-c2-tails".into()).spawn_scoped(scope, gather).ok();
+        let parts = g1_batch(compute, plans)?;
+        let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, plans.aux.len())?) } else { None };
+        let l_tail = match l_tail {
+            Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => gather(),
+        };
+        Ok(BatchParts { g1: G1Batched { parts, l_tail }, b_g2 })
+    })
 }
 
 /// The G1 batch additions' parts ([`G1Batch`]) of `plans` on `compute`.

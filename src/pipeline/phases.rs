@@ -402,9 +402,9 @@ fn phase2<'p, B: Backend + ?Sized>(
                     let run = move || {
                         let t = Instant::now();
                         let p = plans.lock().unwrap_or_else(|p| p.into_inner()).recv().ok();
-                        let plans_wait = t.elapsed();
+                        let plans_at = Instant::now();
                         let parts = p.as_ref().map(|p| groth16::batch_parts(side, p, g2_batch_on_device));
-                        (p, parts, plans_wait, t.elapsed())
+                        (p, parts, plans_at, plans_at - t, t.elapsed())
                     };
                     match spawn_traced(scope, "supraseal-c2-batch-add", run) {
                         Ok(t) => batching = Some(t),
@@ -418,11 +418,13 @@ fn phase2<'p, B: Backend + ?Sized>(
                 staged[ci + 1] = finish_fill(f, ci + 1);
             }
             if let Some(run) = batching {
-                // What the batch additions add to the hold: their time past the H-MSM's end.
+                // What the batch additions add to the hold: their time past
+                // the H-MSM's end, less any wait for the plans past it
+                // (which the hold would have had anyway).
                 let t = Instant::now();
-                let (p, parts, plans_wait, side_time) = run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                let (p, parts, plans_at, plans_wait, side_time) = run.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 let waited = t.elapsed();
-                clock.add(Step::BatchAdd, waited);
+                clock.add(Step::BatchAdd, waited.saturating_sub(plans_at.saturating_duration_since(t)));
                 tracing::debug!(
                     side_ms = round1(side_time.as_secs_f64() * 1e3),
                     waited_ms = round1(waited.as_secs_f64() * 1e3),
