@@ -325,7 +325,7 @@ pub struct BatchParts {
 pub type G1Batch = (Vec<G1Projective>, Vec<G1Projective>, Vec<G1Projective>);
 
 /// What [`g1_sums`] takes where the batch additions ran before it (beside
-/// the last H-MSM): their parts, and L's tail scalars, gathered after them
+/// the last H-MSM): their parts, and L's tail scalars, gathered beside them
 /// so that the first tail MSM does not wait for its gather (which the
 /// batch additions would otherwise have hidden).
 pub struct G1Batched {
