@@ -13,6 +13,7 @@
 #   porep16   ours as a 16 GiB card, W = 2 x 2: the batch additions beside the last       ~300 s
 #             H-MSM (SUPRASEAL_C2_BATCH_ADD_BESIDE=auto), then after it (the default, off)
 #   porep16b  the same: 8 staging threads, then caller-pinned buffers                      ~300 s
+#             (VARIANTS="beside after threads8 beside8 pinned" picks and orders them, ~150 s each)
 #             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
@@ -92,12 +93,14 @@ for step in "$@"; do
     ;;
   porep16|porep16b)
     variants="beside after"; [ "$step" = porep16b ] && variants="threads8 pinned"
+    variants=${VARIANTS:-$variants}
     for variant in $variants; do
       mkdir -p $OUT/$variant
       case $variant in
       beside) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto"; pinned= ;;
       after) extra=; pinned= ;;
       threads8) extra="SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
+      beside8) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
       pinned) extra=; pinned=1 ;;
       esac
       env OUT=$OUT/$variant WORKERS=2 PARTITIONS=2 MODES=two-limit=16384 KEEP=1 SKIP_UPSTREAM=1 CALLER_PINNED=$pinned \
