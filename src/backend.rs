@@ -104,13 +104,14 @@ pub trait Compute: Sync {
         self.msm_many::<G>(&gathered_or_now(bases, positions, gathered), scalars)
     }
 
-    /// Starts putting a tail's `positions` and each circuit's `scalars`
-    /// where a later [`Compute::msm_many_at_ahead`] over `bases` reads them,
-    /// beside the work the backend runs now (called from a thread other
-    /// than the one computing). `None` where that MSM reads them from the
-    /// host: the default, and a device whose `bases` are not on it.
-    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<Self::Ahead>> {
-        let _ = (bases, positions, scalars);
+    /// Starts putting a tail (its `positions` in `bases`, or its `gathered`
+    /// bases as [`Compute::msm_many_at`] takes them) and each circuit's
+    /// `scalars` where a later [`Compute::msm_many_at_ahead`] over `bases`
+    /// reads them, beside the work the backend runs now (called from a
+    /// thread other than the one computing). `None` where that MSM reads
+    /// them from the host: the default, and a device without room for them.
+    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[Vec<Scalar>]) -> Result<Option<Self::Ahead>> {
+        let _ = (bases, positions, gathered, scalars);
         Ok(None)
     }
 

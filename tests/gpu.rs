@@ -133,11 +133,12 @@ fn gpu_quotient_matches_cpu() {
     }
 }
 
-/// A split plan's tail MSMs over a resident key with their positions and
-/// scalars put on the device ahead, from another thread (as phase 2's
-/// tail-gather thread does): in G1 and G2, for one circuit and for three,
-/// positions repeated and out of order, each sum equal to the CPU's over the
-/// gathered bases, and the MSM reading the copies put ahead.
+/// A split plan's tail MSMs with their scalars put on the device ahead,
+/// from another thread (as phase 2's tail-gather thread does), over a
+/// resident key (the positions put ahead) and a streamed one (the bases
+/// gathered on the host put ahead): in G1 and G2, for one circuit and for
+/// three, positions repeated and out of order, each sum equal to the CPU's
+/// over the gathered bases, and the MSM reading the copies put ahead.
 #[test]
 #[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_tail_msms_with_scalars_put_ahead_match_cpu() {
@@ -149,9 +150,11 @@ fn gpu_tail_msms_with_scalars_put_ahead_match_cpu() {
         let scalars: Vec<Vec<Scalar>> = (0..circuits as u64).map(|c| random_scalars(tail, s + 100 + c)).collect();
         let gathered: Vec<G::Affine> = positions.iter().map(|&q| bases[q as usize]).collect();
         let want: Vec<G::Projective> = scalars.iter().map(|sc| cpu_msm::msm::<G>(&gathered, sc)).collect();
-        let (got, ahead) = gpu.tail_msm_ahead::<G>(bases, &positions, &scalars).unwrap();
-        assert_eq!(got, want, "{:?}: {circuits} circuit(s), tail of {tail}", G::NAME);
-        assert!(ahead, "{:?}: {circuits} circuit(s): the MSM did not read the scalars put ahead", G::NAME);
+        for resident in [true, false] {
+            let (got, ahead) = gpu.tail_msm_ahead::<G>(bases, &positions, &scalars, resident).unwrap();
+            assert_eq!(got, want, "{:?}: {circuits} circuit(s), tail of {tail}, key resident: {resident}", G::NAME);
+            assert!(ahead, "{:?}: {circuits} circuit(s), key resident: {resident}: the MSM did not read the copies put ahead", G::NAME);
+        }
     }
     let g1 = random_bases(1 << 14, s);
     let g2 = random_g2_bases(1 << 12, s + 1);
@@ -161,7 +164,7 @@ fn gpu_tail_msms_with_scalars_put_ahead_match_cpu() {
         check::<G1>(&gpu, &g1, 6_000, circuits, &mut rng, s);
         check::<G2>(&gpu, &g2, 1_500, circuits, &mut rng, s);
     }
-    eprintln!("tail MSMs with scalars put ahead: G1 and G2, 1 and 3 circuits, equal to the CPU");
+    eprintln!("tail MSMs with scalars put ahead: G1 and G2, 1 and 3 circuits, key resident and streamed, equal to the CPU");
 }
 
 #[test]

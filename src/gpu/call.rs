@@ -211,11 +211,11 @@ impl Compute for Exec {
         }
         msm::msm_many_at::<G>(self, bases, positions, gathered, scalars)
     }
-    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<msm::AheadScalars>> {
+    fn put_ahead<G: Group>(&self, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[Vec<Scalar>]) -> Result<Option<msm::AheadScalars>> {
         if G::NAME == GroupName::G2 && !self.settings.g2_msm_on_device {
             return Ok(None);
         }
-        msm::put_ahead::<G>(self, bases, positions, scalars)
+        msm::put_ahead::<G>(self, bases, positions, gathered, scalars)
     }
     fn msm_many_at_ahead<G: Group>(
         &self,
@@ -313,6 +313,7 @@ impl Backend for GpuCall {
         // copy from the circuit's host buffers is complete after it.
         self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
         self.clock.add(Step::Ntt, t.elapsed());
+        self.exec.set_tails_ahead_room(super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings));
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();

@@ -1,7 +1,7 @@
 //! One call's compute stream on a device ([`Exec`]): phase-2 allocations from
 //! the device's compute pool, uploads and downloads, and the launch shape.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,26 +24,41 @@ pub struct Exec {
     /// pool trimmed at the end of the last call maps its memory again here).
     allocs: AtomicU64,
     alloc_nanos: AtomicU64,
+    /// Device bytes the sets of tails put ahead over a streamed key may take
+    /// together ([`super::stage::tails_ahead_room`]); 0 (none) until the
+    /// call's phase 2 sets it.
+    tails_ahead_room: AtomicUsize,
 }
 
 impl Exec {
     /// A new stream on `gpu` for a proving call's phase 2.
     pub fn new(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
         let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0) })
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Phase2, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0), tails_ahead_room: AtomicUsize::new(0) })
     }
 
     /// A new stream on `gpu` for a params load, whose allocations count
     /// apart from the proving calls' (`N@load`).
     pub fn for_load(gpu: Arc<Gpu>, settings: Settings) -> Result<Exec> {
         let stream = gpu.new_stream()?;
-        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0) })
+        Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0), tails_ahead_room: AtomicUsize::new(0) })
     }
 
     /// Counts one compute-pool allocation that started at `t`.
     fn allocated(&self, t: Instant) {
         self.allocs.fetch_add(1, Ordering::Relaxed);
         self.alloc_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// [`Exec::tails_ahead_room`]'s bytes.
+    pub fn set_tails_ahead_room(&self, bytes: usize) {
+        self.tails_ahead_room.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Device bytes the sets of tails put ahead over a streamed key may take
+    /// together ([`super::msm::put_ahead`]).
+    pub fn tails_ahead_room(&self) -> usize {
+        self.tails_ahead_room.load(Ordering::Relaxed)
     }
 
     /// This stream's compute-pool allocations so far and the host time they took.

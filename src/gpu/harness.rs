@@ -172,48 +172,63 @@ impl GpuBackendHandle {
         }
     }
 
-    /// A split plan's tail MSMs as phase 2 runs them over a resident key:
-    /// Σ_t scalars[j][t]·bases[positions[t]] for each circuit j, with
-    /// `bases` made the device's resident key for this call (the key there
-    /// before, if any, is put back after), the positions and scalars put on
-    /// the device ahead from a thread of their own (`msm::put_ahead`), then
+    /// A split plan's tail MSMs as phase 2 runs them:
+    /// Σ_t scalars[j][t]·bases[positions[t]] for each circuit j. With
+    /// `resident`, `bases` is made the device's resident key for this call
+    /// (the key there before, if any, is put back after) and the positions
+    /// and scalars go ahead; else the bases gathered on the host and the
+    /// scalars go ahead (with room for them: the key streamed). Put on the
+    /// device ahead from a thread of their own (`msm::put_ahead`), then
     /// `msm::msm_many_at_ahead`. Returns the sums and whether the MSM read
     /// the copies put ahead.
-    pub fn tail_msm_ahead<G: crate::backend::Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<(Vec<G::Projective>, bool)> {
+    pub fn tail_msm_ahead<G: crate::backend::Group>(&self, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>], resident: bool) -> Result<(Vec<G::Projective>, bool)> {
         #[cfg(supraseal_gpu)]
         {
             use super::resident::copy::ResidentKey;
             use std::sync::{Arc, Mutex};
-            /// Puts the device's key back when the call ends, a panic
-            /// included (the test key's host vector is the caller's).
+            /// Puts the device's key and the room for tails ahead back when
+            /// the call ends, a panic included (the test key's host vector
+            /// is the caller's).
             struct Restore<'a> {
                 gpu: &'a super::exec::Exec,
                 before: Option<Option<Arc<ResidentKey>>>,
                 slot: &'a Mutex<Option<Arc<ResidentKey>>>,
+                room: usize,
             }
             impl Drop for Restore<'_> {
                 fn drop(&mut self) {
                     let _ = self.gpu.stream.synchronize();
-                    *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = self.before.take().flatten();
+                    self.gpu.set_tails_ahead_room(self.room);
+                    if let Some(before) = self.before.take() {
+                        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = before;
+                    }
                 }
             }
             let gpu = self.inner.exec();
-            let d = gpu.upload(limbs(bases), "upload resident bases")?;
-            let key = ResidentKey::of_copies(u64::MAX, gpu.stream.clone(), vec![(bases.as_ptr() as usize, d)]);
             // No key is admitted or released meanwhile.
             let _admission = gpu.gpu.memory.resident_admission.lock().unwrap_or_else(|p| p.into_inner());
             let slot = &gpu.gpu.memory.resident;
-            let before = slot.lock().unwrap_or_else(|p| p.into_inner()).replace(Arc::new(key));
-            let _restore = Restore { gpu, before: Some(before), slot };
-            let ahead = std::thread::scope(|s| s.spawn(|| msm::put_ahead::<G>(gpu, bases, positions, scalars)).join().unwrap())?;
+            let mut restore = Restore { gpu, before: None, slot, room: gpu.tails_ahead_room() };
+            let gathered: Vec<G::Affine> = if resident {
+                let d = gpu.upload(limbs(bases), "upload resident bases")?;
+                let key = ResidentKey::of_copies(u64::MAX, gpu.stream.clone(), vec![(bases.as_ptr() as usize, d)]);
+                restore.before = Some(slot.lock().unwrap_or_else(|p| p.into_inner()).replace(Arc::new(key)));
+                Vec::new()
+            } else {
+                // `bases` is in no resident key (the caller's vector).
+                gpu.set_tails_ahead_room(usize::MAX / 2);
+                positions.iter().map(|&q| bases[q as usize]).collect()
+            };
+            let ahead = std::thread::scope(|s| s.spawn(|| msm::put_ahead::<G>(gpu, bases, positions, &gathered, scalars)).join().unwrap())?;
             let views: Vec<&[Scalar]> = scalars.iter().map(Vec::as_slice).collect();
             let put = ahead.is_some();
-            let (sums, read) = msm::msm_many_at_ahead::<G>(gpu, bases, positions, &[], &views, ahead)?;
+            let (sums, read) = msm::msm_many_at_ahead::<G>(gpu, bases, positions, &gathered, &views, ahead)?;
+            drop(restore);
             Ok((sums, put && read))
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (bases, positions, scalars);
+            let _ = (bases, positions, scalars, resident);
             match self.never {}
         }
     }

@@ -484,11 +484,12 @@ pub fn msm_many_at<G: DeviceGroup>(
     msm_many_at_ahead::<G>(gpu, bases, positions, gathered, scalars, None).map(|(sums, _)| sums)
 }
 
-/// [`msm_many_at`], where the key is resident reading the positions and
-/// scalars from `ahead` ([`put_ahead`] of the same positions and scalars)
-/// instead of uploading them; `None`, an `ahead` of another shape, or bases
-/// no longer in the resident key upload them as [`msm_many_at`] does.
-/// Returns the sums and whether they read the copies put ahead.
+/// [`msm_many_at`], reading the tail from `ahead` ([`put_ahead`] of the
+/// same positions, gathered bases and scalars) instead of uploading it:
+/// over a resident key its positions and scalars, else its gathered bases
+/// and scalars. `None`, an `ahead` of another shape, or positions put ahead
+/// for bases no longer in the resident key upload them as [`msm_many_at`]
+/// does. Returns the sums and whether they read the copies put ahead.
 pub fn msm_many_at_ahead<G: DeviceGroup>(
     gpu: &Exec,
     bases: &[G::Affine],
@@ -498,31 +499,39 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     ahead: Option<AheadScalars>,
 ) -> Result<(Vec<G::Projective>, bool)> {
     assert!(positions.iter().all(|&q| (q as usize) < bases.len()), "msm_many_at: a position past the bases");
+    let n = positions.len();
+    let words = G::Affine::WORDS;
+    let fits = |a: &AheadScalars| a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
+    let ahead = match ahead.filter(fits) {
+        Some(AheadScalars { tail: AheadTail::Gathered(d_bases), scalars: mut d_scalars }) if n > 0 && d_bases.len() == words * n => {
+            let run = msms_ahead::<G>(gpu, &d_bases.slice(..), n, &mut d_scalars);
+            if run.is_ok() {
+                TAILS_READ_AHEAD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            return run.map(|sums| (sums, true));
+        }
+        Some(AheadScalars { tail: AheadTail::Positions(d_pos), scalars: d_scalars }) if d_pos.len() == n => Some((d_pos, d_scalars)),
+        _ => None,
+    };
     let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
     let Some(view) = key.as_ref().and_then(|k| k.find(bases)) else {
         return msm_many::<G>(gpu, &crate::backend::gathered_or_now(bases, positions, gathered), scalars).map(|sums| (sums, false));
     };
     assert!(scalars.iter().all(|s| s.len() == positions.len()), "msm_many_at: positions vs scalars");
-    let n = positions.len();
     let zero = vec![G::Projective::identity(); scalars.len()];
     if n == 0 || scalars.is_empty() {
         return Ok((zero, false));
     }
-    let words = G::Affine::WORDS;
     let point_words = words as u32;
-    let fits = |a: &AheadScalars| a.positions.len() == n && a.scalars.len() == scalars.len() && a.scalars.iter().all(|d| d.len() == 4 * n);
-    let ahead = ahead.filter(fits);
     let read = ahead.is_some();
     let run = (|| match ahead {
-        Some(mut ahead) => {
+        Some((d_pos, mut d_scalars)) => {
             let mut d_bases = gpu.zeros::<u64>(words * n, "alloc tail bases")?;
             // SAFETY: the n positions on the device are `positions` (put_ahead copied them;
             // `fits` checked the length), each < bases.len() (asserted), so every read is
             // inside the key's view of `bases` and the n·words writes inside d_bases.
-            unsafe { launch::gather_points(gpu, grid(n * words), &view, &ahead.positions, n, point_words, &mut d_bases) }?;
-            let (d_bases, tuning) = (d_bases.slice(..), MsmTuning::for_points(n));
-            let pending = ahead.scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, &d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
-            pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
+            unsafe { launch::gather_points(gpu, grid(n * words), &view, &d_pos, n, point_words, &mut d_bases) }?;
+            msms_ahead::<G>(gpu, &d_bases.slice(..), n, &mut d_scalars)
         }
         None => {
             let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
@@ -554,45 +563,79 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
     run.map(|sums| (sums, read))
 }
 
+/// One MSM over the n bases of `d_bases` per set of scalars put ahead
+/// (recoded in place), all enqueued before the first window sums come back.
+/// After an error, waits for the kernels already queued.
+fn msms_ahead<G: DeviceGroup>(gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, d_scalars: &mut [CudaSlice<u64>]) -> Result<Vec<G::Projective>> {
+    let tuning = MsmTuning::for_points(n);
+    let run = (|| -> Result<Vec<G::Projective>> {
+        let pending = d_scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
+        pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
+    })();
+    if run.is_err() {
+        let _ = gpu.stream.synchronize();
+    }
+    run
+}
+
 /// Tail MSMs (all circuits of one plan) that read their scalars from copies
 /// put ahead, since the process started: what the tests read to see that
 /// phase 2 takes that path.
 pub static TAILS_READ_AHEAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// A tail's positions and each circuit's scalars, put on the device ahead of
-/// their MSM ([`put_ahead`]) by another thread while the device runs the
-/// work before it; cudarc orders the MSM's kernels after the copies.
+/// A tail and each circuit's scalars, put on the device ahead of their MSM
+/// ([`put_ahead`]) by another thread while the device runs the work before
+/// it; cudarc orders the MSM's kernels after the copies.
 pub struct AheadScalars {
-    positions: CudaSlice<u32>,
+    tail: AheadTail,
     /// Per circuit, 4·n words (Montgomery form; recoded in place by the MSM).
     scalars: Vec<CudaSlice<u64>>,
 }
 
-/// Starts copying `positions` and each of `scalars` to the device, on a
-/// stream of its own (through the staging ring, page-locked, where the call
-/// uses it and a call has made it), for a later [`msm_many_at_ahead`] over
-/// `bases`. `None` where that MSM would not read them there (`bases` not in
-/// the resident key, or a tail larger than one chunk of bases), where they
-/// take more than one chunk buffer of `bases` (`8·words·min(bases.len(),
-/// chunk points)`: phase 2 holds at most two such sets ahead, within the two
-/// chunk buffers the peak formula counts for an MSM over `bases`, which a
-/// resident key leaves unused; at porep-32g a 10-circuit call's sets fit),
-/// and with `SUPRASEAL_C2_FAULT_ALLOC` in a build that injects faults
-/// set (these allocations run on the calling thread, beside the call's, so
-/// which one is phase 2's N-th would depend on timing). Returns once the
+/// How an [`AheadScalars`] finds its tail's n bases.
+enum AheadTail {
+    /// The positions in the resident key, gathered on the device by the MSM.
+    Positions(CudaSlice<u32>),
+    /// The bases themselves, gathered on the host (a streamed key):
+    /// words·n u64 words.
+    Gathered(CudaSlice<u64>),
+}
+
+/// Starts copying a tail and each of `scalars` (n = `positions.len()`
+/// each) to the device, on a stream of its own (through the staging ring,
+/// page-locked, where the call uses it and a call has made it), for a later
+/// [`msm_many_at_ahead`] over `bases`:
+/// - where `bases` is in the resident key, `positions` (4 B per point), as
+///   long as a set takes at most one chunk buffer of `bases`
+///   (`8·words·min(bases.len(), chunk points)`: phase 2 holds at most two
+///   sets ahead, within the two chunk buffers the peak formula counts for
+///   an MSM over `bases`, which a resident key leaves unused; at porep-32g
+///   a 10-circuit call's sets fit);
+/// - else `gathered` (`bases[positions[t]]`, 8·words B per point, as phase
+///   2 gathers them on the host for a streamed key), as long as two sets
+///   fit in [`Exec::tails_ahead_room`] (the call's peak less its sums'
+///   largest step: at porep-32g as a 16 GiB card, several GB).
+///
+/// `None` otherwise: a tail larger than one chunk of bases, `gathered`
+/// empty, and with `SUPRASEAL_C2_FAULT_ALLOC` set in a build that injects
+/// faults (these allocations run on the calling thread, beside the call's,
+/// so which one is phase 2's N-th would depend on timing). Returns once the
 /// copies are enqueued (the host vectors may go). Errors: allocation or
 /// copy (the caller then lets the MSM upload them itself).
-pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u32], scalars: &[Vec<Scalar>]) -> Result<Option<AheadScalars>> {
+pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[Vec<Scalar>]) -> Result<Option<AheadScalars>> {
     let n = positions.len();
-    if n == 0 || scalars.is_empty() || n > chunk_points::<G>(gpu.settings.gpu_chunk) || scalars.iter().any(|s| s.len() != n) {
+    let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+    if n == 0 || scalars.is_empty() || n > chunk || scalars.iter().any(|s| s.len() != n) || (cfg!(feature = "tools") && gpu.settings.fault.is_some()) {
         return Ok(None);
     }
-    let chunk_buffer = 8 * G::Affine::WORDS * bases.len().min(chunk_points::<G>(gpu.settings.gpu_chunk));
-    if (cfg!(feature = "tools") && gpu.settings.fault.is_some()) || (32 * scalars.len() + 4) * n > chunk_buffer {
-        return Ok(None);
-    }
+    let words = G::Affine::WORDS;
     let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
-    if !on_device {
+    let fits = if on_device {
+        (32 * scalars.len() + 4) * n <= 8 * words * bases.len().min(chunk)
+    } else {
+        gathered.len() == n && 2 * (32 * scalars.len() + 8 * words) * n <= gpu.tails_ahead_room()
+    };
+    if !fits {
         return Ok(None);
     }
     // Called from the tail-gather thread, not the call's.
@@ -600,22 +643,28 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     let stream = gpu.gpu.new_stream()?;
     // Not made here, inside phase 2, if no call has made it.
     let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging_made()).flatten();
-    fn up<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-        gpu: &Exec,
-        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-        ring: Option<&super::staging::StagingRing>,
-        host: &[T],
-        what: &str,
-    ) -> Result<CudaSlice<T>> {
-        // SAFETY: the copy below writes every element before the MSM reads any.
-        let mut d = unsafe { gpu.alloc_padded_on::<T>(stream, host.len(), host.len(), what) }?;
-        super::staging::copy_to_device(&gpu.gpu, ring, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?;
-        Ok(d)
-    }
-    Ok(Some(AheadScalars {
-        positions: up(gpu, &stream, ring, positions, "tail positions ahead")?,
-        scalars: scalars.iter().map(|s| up(gpu, &stream, ring, limbs(s), "tail scalars ahead")).collect::<Result<_>>()?,
-    }))
+    let up = |host: &[u64], what: &str| -> Result<CudaSlice<u64>> { upload_ahead(gpu, &stream, ring, host, what) };
+    let tail = if on_device {
+        AheadTail::Positions(upload_ahead(gpu, &stream, ring, positions, "tail positions ahead")?)
+    } else {
+        AheadTail::Gathered(up(limbs(gathered), "tail bases ahead")?)
+    };
+    Ok(Some(AheadScalars { tail, scalars: scalars.iter().map(|s| up(limbs(s), "tail scalars ahead")).collect::<Result<_>>()? }))
+}
+
+/// A new device buffer holding `host`, copied on `stream` (through `ring`
+/// where given) for [`put_ahead`].
+fn upload_ahead<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Exec,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ring: Option<&super::staging::StagingRing>,
+    host: &[T],
+    what: &str,
+) -> Result<CudaSlice<T>> {
+    // SAFETY: the copy below writes every element before the MSM reads any.
+    let mut d = unsafe { gpu.alloc_padded_on::<T>(stream, host.len(), host.len(), what) }?;
+    super::staging::copy_to_device(&gpu.gpu, ring, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?;
+    Ok(d)
 }
 
 fn add_each<G: DeviceGroup>(acc: &mut [G::Projective], part: Vec<G::Projective>) {

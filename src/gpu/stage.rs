@@ -75,6 +75,14 @@ impl KeyShape {
 /// needs no more than it (`gpu_proofs` checks the measured high-water mark
 /// against it).
 pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
+    let (quotient, h, sums) = peak_steps(n, key, settings);
+    quotient.max(h).max(sums)
+}
+
+/// The steps of [`compute_peak_bytes`]: the quotient's, the H-MSM's, and
+/// the largest of the sums' (L, A′, B′ in G1 and B′ in G2: MSMs and batch
+/// additions).
+fn peak_steps(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> (usize, usize, usize) {
     use super::batch_add::{batch_add_bytes, PASS_CIRCUITS};
     use super::msm::{chunk_points, msm_chunked_bytes, G1, G2};
     let chunk = settings.gpu_chunk;
@@ -89,7 +97,20 @@ pub fn compute_peak_bytes(n: usize, key: &KeyShape, settings: &crate::config::Se
         .max()
         .unwrap_or(0);
     let g2_msm = if settings.g2_msm_on_device { scalars(key.b_g2, chunk_points::<G2>(chunk)) + msm_chunked_bytes::<G2>(key.b_g2, chunk) } else { 0 };
-    quotient.max(h).max(g1).max(batch_add_bytes::<G2>(key.b_g2, PASS_CIRCUITS, chunk)).max(g2_msm)
+    (quotient, h, g1.max(batch_add_bytes::<G2>(key.b_g2, PASS_CIRCUITS, chunk)).max(g2_msm))
+}
+
+/// Device bytes that the tails' sets put ahead over a streamed key
+/// ([`super::msm::put_ahead`]: a tail's gathered bases and scalars) may take
+/// together, for a domain of `n`: the call's peak ([`compute_peak_bytes`])
+/// less the largest of the sums' steps. Phase 2 puts them ahead only once
+/// the H-MSMs are done (the quotient's and H-MSM's buffers freed), and any
+/// step that runs beside them (a batch addition, a tail MSM, whose own
+/// buffers of bases and scalars the set replaces) takes at most that
+/// largest step. Zero where the sums' step is the peak.
+pub fn tails_ahead_room(n: usize, key: &KeyShape, settings: &crate::config::Settings) -> usize {
+    let (quotient, h, sums) = peak_steps(n, key, settings);
+    quotient.max(h).saturating_sub(sums)
 }
 
 /// Device bytes of the last circuit's H-MSM step with the batch additions
@@ -668,6 +689,30 @@ mod tests {
                 assert_eq!(together <= peak, chunk == 1 << 20, "SHA-256 2^18, chunk {chunk}: {together} against {peak}");
             }
         }
+    }
+
+    /// At porep-32g the quotient's a, b, c leave room for two sets of any
+    /// tail put ahead over a streamed key (the L tail of 2,118,373 G1
+    /// points, B′'s of 1,538,054 in G2), for one circuit and a sector's ten;
+    /// where the sums' step is the peak, none.
+    #[test]
+    fn tails_ahead_fit_a_streamed_porep_key() {
+        use super::{compute_peak_bytes, tails_ahead_room, KeyShape};
+        let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+        for g2_msm_on_device in [false, true] {
+            let s = crate::config::Settings { g2_msm_on_device, ..Default::default() };
+            let room = tails_ahead_room(1 << 27, &porep, &s);
+            assert!(room < compute_peak_bytes(1 << 27, &porep, &s));
+            for circuits in [1, 10] {
+                for (points, words) in [(2_118_373, 12), (1_538_054, 24)] {
+                    let set = (32 * circuits + 8 * words) * points;
+                    assert!(2 * set <= room, "{circuits} circuits, {points} points of {words} words: 2 × {set} B > {room} B");
+                }
+            }
+        }
+        // A key as large as its domain, whose L sum's step is the peak.
+        let wide = KeyShape { h: (1 << 20) - 1, l: 1 << 22, a: 1 << 20, b_g1: 1 << 18, b_g2: 1 << 18 };
+        assert_eq!(tails_ahead_room(1 << 20, &wide, &crate::config::Settings::default()), 0);
     }
 
     #[test]

@@ -130,7 +130,7 @@ impl<'a, G: Group> AuxMsm<'a, G> {
             return None;
         };
         let t = std::time::Instant::now();
-        match compute.put_ahead::<G>(self.bases, tail, &gathered.tails) {
+        match compute.put_ahead::<G>(self.bases, tail, &self.tail_bases, &gathered.tails) {
             Ok(ahead) => {
                 if ahead.is_some() {
                     tracing::debug!(group = ?G::NAME, points = tail.len(), ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3), "tail scalars put on the device ahead of their MSM");
