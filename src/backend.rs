@@ -115,9 +115,9 @@ pub trait Compute: Sync {
         Ok(None)
     }
 
-    /// [`Compute::msm_many_at`], reading the scalars from `ahead` where
-    /// [`Compute::put_ahead`] put them (the same positions and scalars).
-    /// Default: from the host.
+    /// [`Compute::msm_many_at`], reading the tail and the scalars from
+    /// `ahead` where [`Compute::put_ahead`] put them (the same positions,
+    /// gathered bases and scalars). Default: from the host.
     fn msm_many_at_ahead<G: Group>(
         &self,
         bases: &[G::Affine],

@@ -15,6 +15,7 @@
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead) | unset |
+//! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
@@ -63,6 +64,8 @@ pub struct Settings {
     pub vram_limit: Option<usize>,
     /// `SUPRASEAL_C2_FAULT_ALLOC`: (N ≥ 1, phase).
     pub fault: Option<(u64, FaultPhase)>,
+    /// `SUPRASEAL_C2_TAILS_AHEAD_MB`, in bytes (read with the `tools` feature only).
+    pub tails_ahead: Option<usize>,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
     pub g2_msm_on_device: bool,
@@ -299,6 +302,7 @@ impl Default for Settings {
             vram_margin: 512 * MIB,
             vram_limit: None,
             fault: None,
+            tails_ahead: None,
             g2_msm_on_device: false,
             g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
@@ -387,6 +391,7 @@ impl Settings {
             vram_margin: mib(&var, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
+            tails_ahead: mib(&var, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             g2_msm_on_device,
             g2_msm_auto,
             gpu_chunk: match mib(&var, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
@@ -565,6 +570,7 @@ mod tests {
             ("SUPRASEAL_C2_FAULT_ALLOC", "0@phase1"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "2@phase3"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "2"),
+            ("SUPRASEAL_C2_TAILS_AHEAD_MB", "lots"),
             ("SUPRASEAL_C2_G2_MSM", "fpga"),
             ("SUPRASEAL_C2_VERIFY", "yes"),
             ("SUPRASEAL_C2_VERIFY", "2"),

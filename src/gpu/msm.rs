@@ -630,11 +630,8 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     }
     let words = G::Affine::WORDS;
     let on_device = gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some());
-    let fits = if on_device {
-        (32 * scalars.len() + 4) * n <= 8 * words * bases.len().min(chunk)
-    } else {
-        gathered.len() == n && 2 * (32 * scalars.len() + 8 * words) * n <= gpu.tails_ahead_room()
-    };
+    let set = ahead_set_bytes(words, n, scalars.len(), on_device);
+    let fits = if on_device { set <= 8 * words * bases.len().min(chunk) } else { gathered.len() == n && 2 * set <= gpu.tails_ahead_room() };
     if !fits {
         return Ok(None);
     }
@@ -650,6 +647,13 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
         AheadTail::Gathered(up(limbs(gathered), "tail bases ahead")?)
     };
     Ok(Some(AheadScalars { tail, scalars: scalars.iter().map(|s| up(limbs(s), "tail scalars ahead")).collect::<Result<_>>()? }))
+}
+
+/// Device bytes of one set [`put_ahead`] makes for a tail of `n` points of
+/// `words` u64 words and `circuits` circuits' scalars: the positions (4 B
+/// each) where the key is `resident`, else the gathered bases.
+pub fn ahead_set_bytes(words: usize, n: usize, circuits: usize, resident: bool) -> usize {
+    (32 * circuits + if resident { 4 } else { 8 * words }) * n
 }
 
 /// A new device buffer holding `host`, copied on `stream` (through `ring`

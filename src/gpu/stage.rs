@@ -697,6 +697,7 @@ mod tests {
     /// where the sums' step is the peak, none.
     #[test]
     fn tails_ahead_fit_a_streamed_porep_key() {
+        use super::super::msm::ahead_set_bytes;
         use super::{compute_peak_bytes, tails_ahead_room, KeyShape};
         let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
         for g2_msm_on_device in [false, true] {
@@ -705,7 +706,7 @@ mod tests {
             assert!(room < compute_peak_bytes(1 << 27, &porep, &s));
             for circuits in [1, 10] {
                 for (points, words) in [(2_118_373, 12), (1_538_054, 24)] {
-                    let set = (32 * circuits + 8 * words) * points;
+                    let set = ahead_set_bytes(words, points, circuits, false);
                     assert!(2 * set <= room, "{circuits} circuits, {points} points of {words} words: 2 × {set} B > {room} B");
                 }
             }

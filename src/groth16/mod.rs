@@ -48,8 +48,10 @@ fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
 }
 
 /// The plan for one aux MSM in group `G`, with its tail bases gathered
-/// once for all circuits where the tail MSMs read them on the host (else
-/// empty: [`Compute::msm_many_at`]). B′ has two (G1 and G2) over one plan,
+/// on the host once for all circuits where the backend does not gather them
+/// itself (a key not on the device; else empty: [`Compute::msm_many_at`]),
+/// for the tail MSMs to upload, or to put on the device ahead
+/// ([`Compute::put_ahead`]). B′ has two (G1 and G2) over one plan,
 /// shared.
 struct AuxMsm<'a, G: Group> {
     bases: &'a [G::Affine],
