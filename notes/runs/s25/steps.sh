@@ -2,6 +2,7 @@
 # with this script's previous version: git log -- notes/runs/s24/steps.sh).
 # Pack: notes/runs/s25/pack.sh. Each argument is one step, run in order, in one device call:
 #   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params,        ~270 s
+#             or those TESTS names;
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min)
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
@@ -39,7 +40,7 @@ for step in "$@"; do
     L=$OUT/tests.log
     {
       echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv; nproc; free -g | head -2
-      for t in gpu gpu_proofs lock_protocol gpu_params batch_add_beside; do
+      for t in ${TESTS:-gpu gpu_proofs lock_protocol gpu_params batch_add_beside}; do
         echo "== $t"; s=$(date +%s)
         timeout 240 ./$t --test-threads=1 --nocapture
         echo "rc=$? ($t, $(( $(date +%s) - s )) s)"
