@@ -2,8 +2,7 @@
 # with this script's previous version: git log -- notes/runs/s24/steps.sh).
 # Pack: notes/runs/s25/pack.sh. Each argument is one step, run in order, in one device call:
 #   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params,        ~270 s
-#             or those TESTS names;
-#             batch_add_beside: SHA-256 2^18 keys made there, ~1 min)
+#             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
