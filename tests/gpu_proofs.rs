@@ -58,8 +58,9 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         }
         // The key streamed instead of resident: SHA-256's plans are split
         // (tests/split_msm.rs), so its tail MSMs (G1 and G2) read bases
-        // gathered on the host and uploaded here, and bases gathered from
-        // the resident key on the device above.
+        // gathered on the host and uploaded (put on the device ahead, given
+        // the room below), and bases gathered from the resident key on the
+        // device above.
         std::env::set_var("SUPRASEAL_C2_KEY_RESIDENT", "off");
         // Room for the tails' gathered bases and scalars put ahead, which
         // the peak formula leaves only at large shapes (porep-32g).

@@ -315,7 +315,13 @@ impl Backend for GpuCall {
         self.clock.add(Step::Ntt, t.elapsed());
         let room = match self.exec.settings.tails_ahead {
             Some(bytes) if cfg!(feature = "tools") => bytes,
-            _ => super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings),
+            set => {
+                if set.is_some() {
+                    static WARNED: std::sync::Once = std::sync::Once::new();
+                    WARNED.call_once(|| tracing::warn!("SUPRASEAL_C2_TAILS_AHEAD_MB is set but this build reads it only with the tools feature (tests): ignored"));
+                }
+                super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings)
+            }
         };
         self.exec.set_tails_ahead_room(room);
         between();

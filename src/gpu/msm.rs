@@ -640,13 +640,13 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     let stream = gpu.gpu.new_stream()?;
     // Not made here, inside phase 2, if no call has made it.
     let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging_made()).flatten();
-    let up = |host: &[u64], what: &str| -> Result<CudaSlice<u64>> { upload_ahead(gpu, &stream, ring, host, what) };
     let tail = if on_device {
         AheadTail::Positions(upload_ahead(gpu, &stream, ring, positions, "tail positions ahead")?)
     } else {
-        AheadTail::Gathered(up(limbs(gathered), "tail bases ahead")?)
+        AheadTail::Gathered(upload_ahead(gpu, &stream, ring, limbs(gathered), "tail bases ahead")?)
     };
-    Ok(Some(AheadScalars { tail, scalars: scalars.iter().map(|s| up(limbs(s), "tail scalars ahead")).collect::<Result<_>>()? }))
+    let scalars = scalars.iter().map(|s| upload_ahead(gpu, &stream, ring, limbs(s), "tail scalars ahead")).collect::<Result<_>>()?;
+    Ok(Some(AheadScalars { tail, scalars }))
 }
 
 /// Device bytes of one set [`put_ahead`] makes for a tail of `n` points of

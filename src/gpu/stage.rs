@@ -666,7 +666,10 @@ impl GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{ahead_vectors, growth_target, Room};
+    use super::{ahead_vectors, growth_target, KeyShape, Room};
+
+    /// The porep-32g key's shape (bases per query vector).
+    const POREP_32G: KeyShape = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
 
     /// At porep-32g (1, 16 and 768 MiB chunks), the batch additions fit
     /// beside the last H-MSM within the call's peak, for one circuit and for
@@ -674,8 +677,8 @@ mod tests {
     /// MiB chunks, not with 16 MiB ones.
     #[test]
     fn batch_additions_fit_beside_a_streamed_h_msm() {
-        use super::{beside_h_msm_bytes, KeyShape};
-        let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+        use super::beside_h_msm_bytes;
+        let porep = POREP_32G;
         for g2_msm_on_device in [false, true] {
             for chunk in [1 << 20, 16 << 20, crate::config::GPU_CHUNK_DEFAULT] {
                 let s = crate::config::Settings { g2_msm_on_device, gpu_chunk: chunk, ..Default::default() };
@@ -698,8 +701,8 @@ mod tests {
     #[test]
     fn tails_ahead_fit_a_streamed_porep_key() {
         use super::super::msm::ahead_set_bytes;
-        use super::{compute_peak_bytes, tails_ahead_room, KeyShape};
-        let porep = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+        use super::{compute_peak_bytes, tails_ahead_room};
+        let porep = POREP_32G;
         for g2_msm_on_device in [false, true] {
             let s = crate::config::Settings { g2_msm_on_device, ..Default::default() };
             let room = tails_ahead_room(1 << 27, &porep, &s);
