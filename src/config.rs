@@ -16,11 +16,12 @@
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead) | unset |
 //! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
+//! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
-//! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | a quarter of the CPU pool's threads, 1–4 |
-//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream). `off` until the path has run on a GPU | `off` |
+//! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | half the CPU pool's threads, 1–8 |
+//! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream) | `auto` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -66,6 +67,8 @@ pub struct Settings {
     pub fault: Option<(u64, FaultPhase)>,
     /// `SUPRASEAL_C2_TAILS_AHEAD_MB`, in bytes (read with the `tools` feature only).
     pub tails_ahead: Option<usize>,
+    /// `SUPRASEAL_C2_SPLIT_ALWAYS` (read with the `tools` feature only).
+    pub split_always: bool,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
     pub g2_msm_on_device: bool,
@@ -97,8 +100,9 @@ pub struct Settings {
 }
 
 /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`: where a call's batch additions run
-/// (`pipeline::phases`, [`crate::backend::Backend::beside_h_msm`]). `Off`
-/// by default until the second stream has run on a GPU.
+/// (`pipeline::phases`, [`crate::backend::Backend::beside_h_msm`]). `Auto`
+/// by default (as a 16 GiB card on the H200, 0.355 → 0.366 partitions/s at
+/// W = 2 with 8 staging threads; BENCHMARKS.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Beside {
     /// On a second stream beside the last circuit's H-MSM where the GPU
@@ -116,6 +120,17 @@ pub enum Beside {
 pub const GPU_CHUNK_DEFAULT: usize = 768 * MIB;
 
 const MIB: usize = 1 << 20;
+
+/// `value` in builds that read the test-only switches (the `tools`
+/// feature); elsewhere `None`, with one warning per process (`warned`, the
+/// caller's) that `name` is set and ignored.
+pub(crate) fn tools_only<T>(value: Option<T>, name: &str, warned: &'static std::sync::Once) -> Option<T> {
+    if cfg!(feature = "tools") || value.is_none() {
+        return value;
+    }
+    warned.call_once(|| tracing::warn!("{name} is set but this build reads it only with the tools feature (tests): ignored"));
+    None
+}
 
 fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize>> {
     var(name)
@@ -303,6 +318,7 @@ impl Default for Settings {
             vram_limit: None,
             fault: None,
             tails_ahead: None,
+            split_always: false,
             g2_msm_on_device: false,
             g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
@@ -310,7 +326,7 @@ impl Default for Settings {
             verify: false,
             register_inputs: false,
             staging_threads: None,
-            batch_add_beside: Beside::Off,
+            batch_add_beside: Beside::Auto,
         }
     }
 }
@@ -347,11 +363,13 @@ impl Settings {
             Some("off") => false,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {v:?} but must be auto or off"))),
         };
-        let verify = match var("SUPRASEAL_C2_VERIFY").as_deref() {
-            None | Some("0") | Some("off") => false,
-            Some("1") | Some("on") => true,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {v:?} but must be 1 (on) or 0 (off)"))),
+        let one_or_zero = |name: &str| match var(name).as_deref() {
+            None | Some("0") | Some("off") => Ok(false),
+            Some("1") | Some("on") => Ok(true),
+            Some(v) => Err(Error::invalid(format!("{name} is {v:?} but must be 1 (on) or 0 (off)"))),
         };
+        let verify = one_or_zero("SUPRASEAL_C2_VERIFY")?;
+        let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS")?;
         let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
             None | Some("ring") => false,
             Some("register") => true,
@@ -366,9 +384,9 @@ impl Settings {
             })
             .transpose()?;
         let batch_add_beside = match var("SUPRASEAL_C2_BATCH_ADD_BESIDE").as_deref() {
-            Some("auto") => Beside::Auto,
+            None | Some("auto") => Beside::Auto,
             Some("on") => Beside::On,
-            None | Some("off") => Beside::Off,
+            Some("off") => Beside::Off,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {v:?} but must be auto, on or off"))),
         };
         let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
@@ -392,6 +410,7 @@ impl Settings {
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
             tails_ahead: mib(&var, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
+            split_always,
             g2_msm_on_device,
             g2_msm_auto,
             gpu_chunk: match mib(&var, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
@@ -497,7 +516,12 @@ mod tests {
         assert!(!d.register_inputs, "the staging ring by default");
         assert_eq!(d.staging_threads, None);
         assert_eq!(parse(&[("SUPRASEAL_C2_STAGING_THREADS", " 8 ")]).unwrap().staging_threads, Some(8));
-        assert_eq!(d.batch_add_beside, Beside::Off);
+        assert_eq!(d.batch_add_beside, Beside::Auto);
+        assert!(!d.split_always);
+        for (v, on) in [("1", true), ("on", true), ("0", false)] {
+            assert_eq!(parse(&[("SUPRASEAL_C2_SPLIT_ALWAYS", v)]).unwrap().split_always, on, "SUPRASEAL_C2_SPLIT_ALWAYS={v:?}");
+        }
+        assert!(parse(&[("SUPRASEAL_C2_SPLIT_ALWAYS", "yes")]).unwrap_err().message.contains("SUPRASEAL_C2_SPLIT_ALWAYS is \"yes\""));
         for (v, b) in [("auto", Beside::Auto), (" ON", Beside::On), ("off", Beside::Off)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_BATCH_ADD_BESIDE", v)]).unwrap().batch_add_beside, b, "SUPRASEAL_C2_BATCH_ADD_BESIDE={v:?}");
         }

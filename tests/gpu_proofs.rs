@@ -28,7 +28,12 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         }
     };
     let mut rng = common::rng();
-    for (kind, k, n) in [(Kind::Mimc, 12, 3), (Kind::Sha256, 15, 2)] {
+    // MiMC's plans are plain, SHA-256's split with empty tails (its aux
+    // variables are bits); MiMC split by SUPRASEAL_C2_SPLIT_ALWAYS (tools
+    // builds) has L, A and B tails of ~2^12 positions, which the tail MSMs
+    // read put ahead.
+    for (kind, k, n, split_always) in [(Kind::Mimc, 12, 3, false), (Kind::Sha256, 15, 2, false), (Kind::Mimc, 12, 2, true)] {
+        std::env::set_var("SUPRASEAL_C2_SPLIT_ALWAYS", if split_always { "1" } else { "0" });
         let keys = common::keys(kind, k);
         let srs = Params::open(&keys.path, true).unwrap();
         let batch = kit::witnesses(kind, k, n, &mut rng).unwrap();
@@ -48,7 +53,7 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         std::env::set_var("SUPRASEAL_C2_G2_MSM", "gpu");
         let g2_on_gpu = prove_with("gpu", &srs, &ws, &r, &s);
         assert_eq!(g2_on_gpu, cpu, "{kind:?}: proofs with SUPRASEAL_C2_G2_MSM=gpu must be byte-identical");
-        if kind == Kind::Sha256 {
+        if split_always {
             // Its three split plans' tail MSMs read their scalars from copies
             // put on the device ahead over the resident key: L, A, B in G1 in
             // both runs, B in G2 in the second (other tests of this binary
@@ -56,11 +61,10 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
             let read = GpuBackendHandle::tails_read_ahead() - read_ahead;
             assert!(read >= 7, "{kind:?}: {read} tail MSMs read scalars put ahead over the resident key, expected at least 7 (3 + 4)");
         }
-        // The key streamed instead of resident: SHA-256's plans are split
-        // (tests/split_msm.rs), so its tail MSMs (G1 and G2) read bases
-        // gathered on the host and uploaded (put on the device ahead, given
-        // the room below), and bases gathered from the resident key on the
-        // device above.
+        // The key streamed instead of resident: the split plans' tail MSMs
+        // (G1 and G2) read bases gathered on the host and uploaded (put on
+        // the device ahead, given the room below), and bases gathered from
+        // the resident key on the device above.
         std::env::set_var("SUPRASEAL_C2_KEY_RESIDENT", "off");
         // Room for the tails' gathered bases and scalars put ahead, which
         // the peak formula leaves only at large shapes (porep-32g).
@@ -68,7 +72,7 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         let read_ahead = GpuBackendHandle::tails_read_ahead();
         let streamed = prove_with("gpu", &srs, &ws, &r, &s);
         std::env::remove_var("SUPRASEAL_C2_TAILS_AHEAD_MB");
-        if kind == Kind::Sha256 {
+        if split_always {
             // L, A, B in G1 and B in G2 read them there.
             let read = GpuBackendHandle::tails_read_ahead() - read_ahead;
             assert!(read >= 4, "{kind:?}: {read} tail MSMs read bases and scalars put ahead over the streamed key, expected at least 4");
@@ -76,8 +80,9 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
         std::env::remove_var("SUPRASEAL_C2_KEY_RESIDENT");
         std::env::remove_var("SUPRASEAL_C2_G2_MSM");
         assert_eq!(streamed, cpu, "{kind:?}: proofs with the key streamed (SUPRASEAL_C2_KEY_RESIDENT=off) must be byte-identical");
-        eprintln!("{kind:?} 2^{k}: {n} GPU proofs (G2 MSMs on CPU and on GPU, key resident and streamed) byte-identical to CPU and verified");
+        eprintln!("{kind:?} 2^{k} (split always: {split_always}): {n} GPU proofs (G2 MSMs on CPU and on GPU, key resident and streamed) byte-identical to CPU and verified");
     }
+    std::env::remove_var("SUPRASEAL_C2_SPLIT_ALWAYS");
 
     // 500 small proofs in one process (issue 3 asks for 200, issue 6 for 500).
     const LOOP: usize = 500;

@@ -1,6 +1,7 @@
 //! The split-MSM path (batch addition of the ones + MSM of the compacted
 //! tail) gives the same sums as the plain MSM, on real witnesses: SHA-256
-//! (mostly bits: split taken) and MiMC (random: plain taken).
+//! (mostly bits: split taken) and MiMC (random: plain taken, or split when
+//! told to: every position but a few in the tail).
 
 mod common;
 
@@ -8,7 +9,7 @@ use blstrs::{G1Affine, G1Projective, Scalar};
 
 use supraseal_c2::assignment::Density;
 use supraseal_c2::cpu::msm::{self, G1};
-use supraseal_c2::groth16::split::{prepare, MsmPlan, Query};
+use supraseal_c2::groth16::split::{prepare_when, MsmPlan, Query, SplitWhen};
 use supraseal_c2::srs::Srs;
 use supraseal_c2_cli::circuits::Kind;
 use supraseal_c2_cli::collector::BitVec;
@@ -36,7 +37,7 @@ fn density(b: &BitVec) -> Density<'_> {
     Density { words: &b.words, len: b.len, popcount: b.popcount() }
 }
 
-fn check(kind: Kind, k: u32, expect_split: bool) {
+fn check(kind: Kind, k: u32, when: SplitWhen, expect_split: bool) {
     let keys = common::keys(kind, k);
     let srs = Srs::load(&keys.path).unwrap();
     let mut rng = common::rng();
@@ -51,8 +52,12 @@ fn check(kind: Kind, k: u32, expect_split: bool) {
         ("B", Query::Dense(density(&w0.b_aux_density)), &srs.b_g1()[w0.b_inp_density.popcount()..]),
     ];
     for (name, query, bases) in cases {
-        let plan = prepare(query, &aux);
+        let plan = prepare_when(query, &aux, when);
         assert_eq!(matches!(plan, MsmPlan::Split { .. }), expect_split, "{name} plan for {kind:?}");
+        if let MsmPlan::Split { tail, .. } = &plan {
+            // SHA-256's aux variables are bits (an empty tail); MiMC's are random.
+            assert_eq!(tail.is_empty(), kind == Kind::Sha256, "{name} tail of {} positions for {kind:?}", tail.len());
+        }
         for (c, a) in aux.iter().enumerate() {
             assert_eq!(planned(bases, &plan, c, a), plain(bases, query, a), "{name} sum, circuit {c}, {kind:?}");
         }
@@ -61,10 +66,15 @@ fn check(kind: Kind, k: u32, expect_split: bool) {
 
 #[test]
 fn split_path_equals_plain_msm_on_a_boolean_witness() {
-    check(Kind::Sha256, 15, true);
+    check(Kind::Sha256, 15, SplitWhen::TailAtMostHalf, true);
+}
+
+#[test]
+fn random_witness_split_when_told_to_equals_plain_msm() {
+    check(Kind::Mimc, 10, SplitWhen::Always, true);
 }
 
 #[test]
 fn random_witness_takes_the_plain_path() {
-    check(Kind::Mimc, 10, false);
+    check(Kind::Mimc, 10, SplitWhen::TailAtMostHalf, false);
 }

@@ -313,15 +313,10 @@ impl Backend for GpuCall {
         // copy from the circuit's host buffers is complete after it.
         self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
         self.clock.add(Step::Ntt, t.elapsed());
-        let room = match self.exec.settings.tails_ahead {
-            Some(bytes) if cfg!(feature = "tools") => bytes,
-            set => {
-                if set.is_some() {
-                    static WARNED: std::sync::Once = std::sync::Once::new();
-                    WARNED.call_once(|| tracing::warn!("SUPRASEAL_C2_TAILS_AHEAD_MB is set but this build reads it only with the tools feature (tests): ignored"));
-                }
-                super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings)
-            }
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        let room = match crate::config::tools_only(self.exec.settings.tails_ahead, "SUPRASEAL_C2_TAILS_AHEAD_MB", &WARNED) {
+            Some(bytes) => bytes,
+            None => super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings),
         };
         self.exec.set_tails_ahead_room(room);
         between();

@@ -183,13 +183,15 @@ impl Gpu {
 
 impl Gpu {
     /// This device's staging ring, made on first use with one filler thread
-    /// per four CPU threads (at most four); `None` when `cuMemHostAlloc`
+    /// per two CPU threads (at most eight: on the H200's 16-core host, 8
+    /// threads took a 16 GiB card's W = 2 calls from 0.33 to 0.355
+    /// partitions/s against 4, BENCHMARKS.md); `None` when `cuMemHostAlloc`
     /// refused its buffers (logged once), and callers' buffers are then
     /// registered instead.
     pub fn staging(&self) -> Option<&super::staging::StagingRing> {
         self.staging
             .get_or_init(|| {
-                let threads = (crate::threads::cpu_threads() / 4).clamp(1, 4);
+                let threads = (crate::threads::cpu_threads() / 2).clamp(1, 8);
                 match super::staging::StagingRing::new(self, threads) {
                     Ok(ring) => {
                         tracing::debug!(bytes = ring.bytes(), threads, "staging buffers for pageable a, b, c");

@@ -198,18 +198,19 @@ pub struct Plans<'a> {
 }
 
 impl<'a> Plans<'a> {
-    /// Prepares the L, A-aux and B-aux plans in parallel (rayon), with the
-    /// tails' bases gathered on the host where the tail MSMs read them there
-    /// (`tail_bases`: in G1 and in G2, [`TailBases::of`]).
-    pub fn prepare(srs: &'a Srs, batch: &Batch<'a>, tail_bases: TailBases) -> Plans<'a> {
+    /// Prepares the L, A-aux and B-aux plans in parallel (rayon; the split
+    /// taken `split`), with the tails' bases gathered on the host where the
+    /// tail MSMs read them there (`tail_bases`: in G1 and in G2,
+    /// [`TailBases::of`]).
+    pub fn prepare(srs: &'a Srs, batch: &Batch<'a>, tail_bases: TailBases, split: split::SplitWhen) -> Plans<'a> {
         let num_inputs = batch.num_inputs();
         let aux: Vec<&[Scalar]> = batch.circuits.iter().map(|c| c.aux).collect();
         let (l_plan, (a_plan, b_plan)) = rayon::join(
-            || split::prepare(Query::Full { vars: batch.num_aux() }, &aux),
+            || split::prepare_when(Query::Full { vars: batch.num_aux() }, &aux, split),
             || {
                 rayon::join(
-                    || split::prepare(Query::Dense(batch.a_aux), &aux),
-                    || split::prepare(Query::Dense(batch.b_aux), &aux),
+                    || split::prepare_when(Query::Dense(batch.a_aux), &aux, split),
+                    || split::prepare_when(Query::Dense(batch.b_aux), &aux, split),
                 )
             },
         );

@@ -9,7 +9,9 @@
 //! at least one circuit (the union over circuits), compacted. A position in the
 //! tail is never in a bitmap, so each base is counted once. The split is taken
 //! when the tail is at most half the positions; otherwise the plan is a plain
-//! MSM over all positions. Both give the same sum.
+//! MSM over all positions. Both give the same sum. Tests may take the split
+//! whatever the tail ([`SplitWhen::Always`]): a random witness's plans then
+//! have tails, which a boolean one's (SHA-256) lack.
 //!
 //! The work runs in parallel over word-aligned chunks of variables (the
 //! reference used one thread per circuit, which made it the critical path).
@@ -152,16 +154,32 @@ fn kind(s: &Scalar) -> u8 {
     }
 }
 
+/// [`prepare_when`] with the split taken where the tail is at most half
+/// the positions, as proving calls take it (tests and benches).
+#[cfg(any(test, feature = "tools"))]
+pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
+    prepare_when(query, aux, SplitWhen::TailAtMostHalf)
+}
+
+/// When [`prepare_when`] takes the split plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitWhen {
+    /// The tail is at most half the positions (proving calls).
+    TailAtMostHalf,
+    /// Whatever the tail (tests: `SUPRASEAL_C2_SPLIT_ALWAYS`).
+    Always,
+}
+
 /// Builds the plan for `query` over the aux vectors of all circuits (equal
 /// lengths, `query.vars()` elements each), in one pass over the scalars:
 /// each chunk's first position comes from the query alone (its selected
 /// variables), so the bitmaps and tails are written as the scalars are
-/// read, and the tail's length then decides between the split and the
-/// plain plan. Once the tails found pass half the positions the plan is
-/// plain whatever the rest holds, and the remaining chunks are skipped; a
+/// read, and `when` and the tail's length then decide between the split
+/// and the plain plan. Under `TailAtMostHalf`, once the tails found pass
+/// half the positions the plan is plain whatever the rest holds, and the remaining chunks are skipped; a
 /// plain plan drops the pass's bitmaps and tails (their tails about half
 /// the positions, 8 bytes each) before it gathers the scalars.
-pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
+pub fn prepare_when(query: Query<'_>, aux: &[&[Scalar]], when: SplitWhen) -> MsmPlan {
     let vars = query.vars();
     let chunks = vars.div_ceil(CHUNK_VARS);
     let range = |ci: usize| ci * CHUNK_VARS..((ci + 1) * CHUNK_VARS).min(vars);
@@ -185,7 +203,7 @@ pub fn prepare(query: Query<'_>, aux: &[&[Scalar]]) -> MsmPlan {
     let words = positions.div_ceil(64);
     let ones: Vec<Vec<AtomicU64>> = aux.iter().map(|_| (0..words).map(|_| AtomicU64::new(0)).collect()).collect();
     let tail_so_far = AtomicUsize::new(0);
-    let plain = || tail_so_far.load(Ordering::Relaxed) * 2 > positions;
+    let plain = || when == SplitWhen::TailAtMostHalf && tail_so_far.load(Ordering::Relaxed) * 2 > positions;
     let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..chunks)
         .into_par_iter()
         .map(|ci| {
@@ -347,5 +365,30 @@ mod tests {
         let aux: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
         let plan = prepare(Query::Full { vars: 1000 }, &[&aux]);
         assert_eq!(plan, MsmPlan::Plain { scalars: vec![aux] });
+    }
+
+    /// `SplitWhen::Always` splits a random witness: a few ones in the
+    /// bitmap, every other position in the tail, with its own variable.
+    #[test]
+    fn a_random_witness_splits_when_told_to() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let vars = 2 * CHUNK_VARS + 77;
+        let mut aux: Vec<Scalar> = (0..vars).map(|_| Scalar::random(&mut rng)).collect();
+        let ones = [3, CHUNK_VARS + 5, vars - 1];
+        for &j in &ones {
+            aux[j] = Scalar::ONE;
+        }
+        aux[7] = Scalar::ZERO;
+        match prepare_when(Query::Full { vars }, &[&aux], SplitWhen::Always) {
+            MsmPlan::Split { ones: bits, tail, tail_vars } => {
+                let set: Vec<usize> = (0..vars).filter(|&q| bit(&bits[0], q)).collect();
+                assert_eq!(set, ones);
+                let expect: Vec<u32> = (0..vars as u32).filter(|&j| !ones.contains(&(j as usize)) && j != 7).collect();
+                assert_eq!(tail, expect);
+                assert_eq!(tail_vars, expect);
+            }
+            plain => panic!("expected a split plan, got {plain:?}"),
+        }
     }
 }

@@ -14,6 +14,7 @@ use crate::assignment::Batch;
 use crate::backend::{Abc, Admission, Backend, Place, Step};
 use crate::config::Settings;
 use crate::error::{Error, Result};
+use crate::groth16::split::SplitWhen;
 use crate::groth16::{self, Intermediates, PhaseTimes, Plans};
 use crate::locks::{ComputeGuard, GpuLocks, LockMode, StageLock};
 use crate::log::round1;
@@ -84,7 +85,12 @@ pub fn prove<B: Backend + ?Sized>(
             // Timed inside the pool: a wait for one of its workers (another
             // call's work) is not preparation.
             let tail_bases = groth16::TailBases::of(backend);
-            let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch, tail_bases))));
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            let split = match crate::config::tools_only(settings.split_always.then_some(()), "SUPRASEAL_C2_SPLIT_ALWAYS", &WARNED) {
+                Some(()) => SplitWhen::Always,
+                None => SplitWhen::TailAtMostHalf,
+            };
+            let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch, tail_bases, split))));
             let _ = tx.send(plans.clone());
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
             // GPU), less the parts the backend runs on the device in phase 2.
