@@ -10,11 +10,12 @@
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
-#   porep16   ours as a 16 GiB card, W = 2 x 2: the batch additions beside the last       ~300 s
-#             H-MSM (SUPRASEAL_C2_BATCH_ADD_BESIDE=auto), then after it (the default, off)
-#   porep16b  the same: 8 staging threads, then caller-pinned buffers                      ~300 s
-#             (VARIANTS="beside after threads8 beside8 pinned" picks and orders them, ~150 s each)
-#             (the in-turn uploads of a, b, c run at ~21 GB/s with the default 4 threads)
+#   porep16   ours as a 16 GiB card, W = 2 x 2: the defaults (8 staging threads, the batch    ~300 s
+#             additions beside the last H-MSM), then 69f51b4's defaults (4 threads, after it)
+#   porep16b  the same: the batch additions after the H-MSM, then caller-pinned buffers     ~300 s
+#             (VARIANTS="default threads4 after beside threads8 beside8 pinned" picks and
+#             orders them, ~150 s each; each names its variables, so a variant is the same
+#             settings whatever the defaults)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
 #   steps.sh synth-bg tests ntt wait · steps.sh g2 porep · steps.sh upstream · steps.sh porep16
@@ -92,14 +93,16 @@ for step in "$@"; do
     same_proofs $OUT/ours/proofs-porep-32g-ours.txt
     ;;
   porep16|porep16b)
-    variants="beside after"; [ "$step" = porep16b ] && variants="threads8 pinned"
+    variants="default threads4"; [ "$step" = porep16b ] && variants="after pinned"
     variants=${VARIANTS:-$variants}
     for variant in $variants; do
       mkdir -p $OUT/$variant
       case $variant in
-      beside) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto"; pinned= ;;
-      after) extra=; pinned= ;;
-      threads8) extra="SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
+      default) extra=; pinned= ;;
+      beside) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto SUPRASEAL_C2_STAGING_THREADS=4"; pinned= ;;
+      after) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=off"; pinned= ;;
+      threads4) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=off SUPRASEAL_C2_STAGING_THREADS=4"; pinned= ;;
+      threads8) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=off SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
       beside8) extra="SUPRASEAL_C2_BATCH_ADD_BESIDE=auto SUPRASEAL_C2_STAGING_THREADS=8"; pinned= ;;
       pinned) extra=; pinned=1 ;;
       esac
