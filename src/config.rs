@@ -14,7 +14,7 @@
 //! | `SUPRASEAL_C2_PRESTAGE` | `on` or `off` (always the fallback path) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
-//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead) | unset |
+//! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
@@ -63,7 +63,7 @@ pub struct Settings {
     pub vram_margin: usize,
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, in bytes.
     pub vram_limit: Option<usize>,
-    /// `SUPRASEAL_C2_FAULT_ALLOC`: (N ≥ 1, phase).
+    /// `SUPRASEAL_C2_FAULT_ALLOC`: (N ≥ 1, phase) (read with the `tools` feature only).
     pub fault: Option<(u64, FaultPhase)>,
     /// `SUPRASEAL_C2_TAILS_AHEAD_MB`, in bytes (read with the `tools` feature only).
     pub tails_ahead: Option<usize>,
@@ -121,14 +121,21 @@ pub const GPU_CHUNK_DEFAULT: usize = 768 * MIB;
 
 const MIB: usize = 1 << 20;
 
-/// `value` in builds that read the test-only switches (the `tools`
-/// feature); elsewhere `None`, with one warning per process (`warned`, the
-/// caller's) that `name` is set and ignored.
-pub(crate) fn tools_only<T>(value: Option<T>, name: &str, warned: &'static std::sync::Once) -> Option<T> {
-    if cfg!(feature = "tools") || value.is_none() {
+/// A test-only switch's value (`SUPRASEAL_C2_FAULT_ALLOC`,
+/// `SUPRASEAL_C2_TAILS_AHEAD_MB`, `SUPRASEAL_C2_SPLIT_ALWAYS`) in builds
+/// that read them (the `tools` feature, and unit tests); elsewhere `None`,
+/// with one warning per process and switch, so that a shipped library never
+/// acts on one nor fails a call on a malformed one.
+fn test_only(value: Option<String>, name: &str) -> Option<String> {
+    if cfg!(any(test, feature = "tools")) || value.is_none() {
         return value;
     }
-    warned.call_once(|| tracing::warn!("{name} is set but this build reads it only with the tools feature (tests): ignored"));
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if !warned.iter().any(|w| w == name) {
+        warned.push(name.to_string());
+        tracing::warn!("{name} is set but this build reads it only with the tools feature (tests): ignored");
+    }
     None
 }
 
@@ -363,13 +370,18 @@ impl Settings {
             Some("off") => false,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {v:?} but must be auto or off"))),
         };
-        let one_or_zero = |name: &str| match var(name).as_deref() {
-            None | Some("0") | Some("off") => Ok(false),
-            Some("1") | Some("on") => Ok(true),
-            Some(v) => Err(Error::invalid(format!("{name} is {v:?} but must be 1 (on) or 0 (off)"))),
+        let verify = match var("SUPRASEAL_C2_VERIFY").as_deref() {
+            None | Some("0") | Some("off") => false,
+            Some("1") | Some("on") => true,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {v:?} but must be 1 (on) or 0 (off)"))),
         };
-        let verify = one_or_zero("SUPRASEAL_C2_VERIFY")?;
-        let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS")?;
+        // The test-only switches, through `test_only`.
+        let test_var = |name: &str| test_only(var(name), name);
+        let split_always = match test_var("SUPRASEAL_C2_SPLIT_ALWAYS").as_deref() {
+            None | Some("0") | Some("off") => false,
+            Some("1") | Some("on") => true,
+            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_SPLIT_ALWAYS is {v:?} but must be 1 (on) or 0 (off)"))),
+        };
         let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
             None | Some("ring") => false,
             Some("register") => true,
@@ -389,7 +401,7 @@ impl Settings {
             Some("off") => Beside::Off,
             Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {v:?} but must be auto, on or off"))),
         };
-        let fault = var("SUPRASEAL_C2_FAULT_ALLOC")
+        let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
                 let (n, phase) = v.split_once('@').ok_or_else(bad)?;
@@ -409,7 +421,7 @@ impl Settings {
             vram_margin: mib(&var, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
             vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
-            tails_ahead: mib(&var, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
+            tails_ahead: mib(&test_var, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             split_always,
             g2_msm_on_device,
             g2_msm_auto,

@@ -313,8 +313,7 @@ impl Backend for GpuCall {
         // copy from the circuit's host buffers is complete after it.
         self.exec.stream.synchronize().map_err(cuda_err("synchronize after the quotient"))?;
         self.clock.add(Step::Ntt, t.elapsed());
-        static WARNED: std::sync::Once = std::sync::Once::new();
-        let room = match crate::config::tools_only(self.exec.settings.tails_ahead, "SUPRASEAL_C2_TAILS_AHEAD_MB", &WARNED) {
+        let room = match self.exec.settings.tails_ahead {
             Some(bytes) => bytes,
             None => super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings),
         };

@@ -2,8 +2,7 @@
 //! `SUPRASEAL_C2_FAULT_ALLOC`: every device allocation of a call is admitted
 //! here first, so that a smaller card or an injected fault fails exactly as
 //! an exhausted device would. The shipped library has no fault injection:
-//! there the switch is parsed (a malformed value is still `EINVAL`) and
-//! ignored with a warning.
+//! there the switch is not read (`config`: ignored with one warning).
 
 #[cfg(feature = "tools")]
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::device::{Gpu, CUDA_ERROR_OUT_OF_MEMORY};
 use crate::config::{FaultPhase, Settings};
 use crate::error::{Error, Result};
-
 
 /// Device allocations made so far in phase 1, phase 2 and params loads (process-wide),
 /// for `SUPRASEAL_C2_FAULT_ALLOC`.
@@ -39,11 +37,6 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
                 format!("CUDA error in {what}: injected allocation fault (SUPRASEAL_C2_FAULT_ALLOC={count}@{phase:?})"),
             ));
         }
-    }
-    #[cfg(not(feature = "tools"))]
-    if settings.fault.is_some() {
-        static WARNED: std::sync::Once = std::sync::Once::new();
-        WARNED.call_once(|| tracing::warn!("SUPRASEAL_C2_FAULT_ALLOC is set but this build has no fault injection (feature tools): ignored"));
     }
     let _ = phase;
     // `bytes == 0`: a reused buffer, counted for fault injection only.

@@ -625,7 +625,7 @@ enum AheadTail {
 pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u32], gathered: &[G::Affine], scalars: &[Vec<Scalar>]) -> Result<Option<AheadScalars>> {
     let n = positions.len();
     let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-    if n == 0 || scalars.is_empty() || n > chunk || scalars.iter().any(|s| s.len() != n) || (cfg!(feature = "tools") && gpu.settings.fault.is_some()) {
+    if n == 0 || scalars.is_empty() || n > chunk || scalars.iter().any(|s| s.len() != n) || gpu.settings.fault.is_some() {
         return Ok(None);
     }
     let words = G::Affine::WORDS;
@@ -635,17 +635,32 @@ pub fn put_ahead<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], positions: &[u
     if !fits {
         return Ok(None);
     }
+    let t = std::time::Instant::now();
     // Called from the tail-gather thread, not the call's.
     gpu.gpu.ctx.bind_to_thread().map_err(cuda_err("put tail scalars ahead"))?;
     let stream = gpu.gpu.new_stream()?;
     // Not made here, inside phase 2, if no call has made it.
     let ring = (!gpu.settings.register_inputs).then(|| gpu.gpu.staging_made()).flatten();
+    let mut times = UploadTimes { setup: t.elapsed(), ..Default::default() };
     let tail = if on_device {
-        AheadTail::Positions(upload_ahead(gpu, &stream, ring, positions, "tail positions ahead")?)
+        AheadTail::Positions(upload_ahead(gpu, &stream, ring, positions, "tail positions ahead", &mut times)?)
     } else {
-        AheadTail::Gathered(upload_ahead(gpu, &stream, ring, limbs(gathered), "tail bases ahead")?)
+        AheadTail::Gathered(upload_ahead(gpu, &stream, ring, limbs(gathered), "tail bases ahead", &mut times)?)
     };
-    let scalars = scalars.iter().map(|s| upload_ahead(gpu, &stream, ring, limbs(s), "tail scalars ahead")).collect::<Result<_>>()?;
+    let scalars = scalars.iter().map(|s| upload_ahead(gpu, &stream, ring, limbs(s), "tail scalars ahead", &mut times)).collect::<Result<_>>()?;
+    // Where the time of a set goes: a slow copy through the ring, or an
+    // allocation that waits on the pool (memory another stream freed).
+    tracing::debug!(
+        target: "supraseal_c2::gpu::stage",
+        group = ?G::NAME,
+        points = n,
+        bytes = set,
+        setup_ms = crate::log::round1(times.setup.as_secs_f64() * 1e3),
+        alloc_ms = crate::log::round1(times.alloc.as_secs_f64() * 1e3),
+        copy_ms = crate::log::round1(times.copy.as_secs_f64() * 1e3),
+        ring = ring.is_some(),
+        "a tail's set put ahead: stream and context, allocations, copies enqueued"
+    );
     Ok(Some(AheadScalars { tail, scalars }))
 }
 
@@ -656,18 +671,31 @@ pub fn ahead_set_bytes(words: usize, n: usize, circuits: usize, resident: bool) 
     (32 * circuits + if resident { 4 } else { 8 * words }) * n
 }
 
+/// Host time of one [`put_ahead`], by part.
+#[derive(Default)]
+struct UploadTimes {
+    setup: std::time::Duration,
+    alloc: std::time::Duration,
+    copy: std::time::Duration,
+}
+
 /// A new device buffer holding `host`, copied on `stream` (through `ring`
-/// where given) for [`put_ahead`].
+/// where given) for [`put_ahead`]; its host time added to `times`.
 fn upload_ahead<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     gpu: &Exec,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     ring: Option<&super::staging::StagingRing>,
     host: &[T],
     what: &str,
+    times: &mut UploadTimes,
 ) -> Result<CudaSlice<T>> {
+    let t = std::time::Instant::now();
     // SAFETY: the copy below writes every element before the MSM reads any.
     let mut d = unsafe { gpu.alloc_padded_on::<T>(stream, host.len(), host.len(), what) }?;
+    times.alloc += t.elapsed();
+    let t = std::time::Instant::now();
     super::staging::copy_to_device(&gpu.gpu, ring, stream, host, &mut d.slice_mut(..), gpu.settings.staging_threads, what)?;
+    times.copy += t.elapsed();
     Ok(d)
 }
 

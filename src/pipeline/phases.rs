@@ -85,11 +85,7 @@ pub fn prove<B: Backend + ?Sized>(
             // Timed inside the pool: a wait for one of its workers (another
             // call's work) is not preparation.
             let tail_bases = groth16::TailBases::of(backend);
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            let split = match crate::config::tools_only(settings.split_always.then_some(()), "SUPRASEAL_C2_SPLIT_ALWAYS", &WARNED) {
-                Some(()) => SplitWhen::Always,
-                None => SplitWhen::TailAtMostHalf,
-            };
+            let split = if settings.split_always { SplitWhen::Always } else { SplitWhen::TailAtMostHalf };
             let plans = in_cpu_pool(|| clock.time(Step::Prep, || Arc::new(Plans::prepare(srs, batch, tail_bases, split))));
             let _ = tx.send(plans.clone());
             // B′ in G2 (docs/ARCHITECTURE.md §4: the G2 MSMs on CPU threads, beside the
