@@ -90,6 +90,9 @@ for step in "$@"; do
     grep -E "real|rc=" $G | head -4
     grep -v -E "^  [a-z_0-9]*: [0-9]* % of|DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\||wall|rc=|GPU|busy|==|peak" | tail -n 40
     grep -o "compute-pool allocations of the call.*" $G | head -3
+    # Where a tail set's put-ahead time goes (setup, allocations, copies), and the tail MSMs' times.
+    grep -o "a tail's set put ahead.*" $G | sed 's/.*copies enqueued //' | head -8
+    grep -o "then the MSMs group=.*" $G | sed 's/then the MSMs //' | head -8
     same_proofs $OUT/ours/proofs-porep-32g-ours.txt
     ;;
   porep16|porep16b)
