@@ -19,13 +19,15 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 7] = [
+const SWITCHES: [&str; 9] = [
     "SUPRASEAL_C2_LOCKS",
     "SUPRASEAL_C2_VERIFY",
     "SUPRASEAL_C2_PRESTAGE",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
     "SUPRASEAL_C2_FAULT_ALLOC",
+    "SUPRASEAL_C2_TAILS_AHEAD_MB",
+    "SUPRASEAL_C2_SPLIT_ALWAYS",
     "SUPRASEAL_C2_BACKEND",
 ];
 
@@ -98,6 +100,11 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_FAULT_ALLOC", "1@"),
     ("SUPRASEAL_C2_FAULT_ALLOC", "1@phase1@phase2"),
     ("SUPRASEAL_C2_FAULT_ALLOC", "1 @ phase1"),
+    // Test-only switches: refused here (a tools build); a shipped build ignores them.
+    ("SUPRASEAL_C2_TAILS_AHEAD_MB", "lots"),
+    ("SUPRASEAL_C2_TAILS_AHEAD_MB", "-1"),
+    ("SUPRASEAL_C2_SPLIT_ALWAYS", "yes"),
+    ("SUPRASEAL_C2_SPLIT_ALWAYS", "2"),
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),

@@ -410,10 +410,10 @@ struct Tail<A> {
 /// work instead of between the MSMs; once B′'s are handed over, it puts
 /// them ahead again for the G2 MSM (beside B′'s G1 MSM). The handover is a
 /// rendezvous, so at most two sets of scalars are ahead on the device at
-/// once (the one in its MSM and the next). While it waits to hand a tail
-/// over, it gathers the next one on the host (on a thread of its own), so
-/// that only the next set's copy runs during the MSM before it: at most
-/// three plans' tails are on the host at once (on the H200, a gather took
+/// once (the one in its MSM and the next). While it puts a tail ahead and
+/// waits to hand it over, it gathers the next one on the host (on a thread
+/// of its own), so that only a set's copy runs during the MSM before it:
+/// at most three plans' tails are on the host at once (on the H200, a gather took
 /// 7–10 ms and a set's copy 26–30 ms beside a G1 tail MSM of 21–29 ms, at
 /// porep-32g with one circuit). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
 /// latter includes any wait for a gather, for its upload ahead, or for the
@@ -454,13 +454,13 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                 let gather = |msm: &AuxMsm<'_, G1>| Arc::new(Gathered::of(&msm.plan, &plans.aux));
                 let mut gathered = l_tail.take().unwrap_or_else(|| gather(&plans.l));
                 for (i, msm) in order.into_iter().enumerate() {
-                    let ahead = msm.put_ahead(compute, &gathered);
-                    let tail = Tail { gathered: gathered.clone(), ahead };
-                    // The next tail's gather runs while this one waits
-                    // for its turn; where no thread can be made, after it.
+                    // The next tail's gather runs beside this one's copy to
+                    // the device and its wait for its turn; where no thread
+                    // can be made, after them.
                     let (sent, next) = std::thread::scope(|s| {
                         let early = order.get(i + 1).and_then(|&m| std::thread::Builder::new().name("supraseal-c2-gather".into()).spawn_scoped(s, move || gather(m)).ok());
-                        let sent = tx.send(tail).is_ok();
+                        let ahead = msm.put_ahead(compute, &gathered);
+                        let sent = tx.send(Tail { gathered: gathered.clone(), ahead }).is_ok();
                         (sent, early.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
                     });
                     // A failed step on the device drops the receiver: stop.
