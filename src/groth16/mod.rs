@@ -413,11 +413,11 @@ struct Tail<A> {
 /// once (the one in its MSM and the next). While it puts a tail ahead and
 /// waits to hand it over, it gathers the next one on the host (on a thread
 /// of its own), so that only a set's copy runs during the MSM before it:
-/// at most three plans' tails are on the host at once (on the H200, a gather took
-/// 7–10 ms and a set's copy 26–30 ms beside a G1 tail MSM of 21–29 ms, at
-/// porep-32g with one circuit). Adds to `clock`'s [`Step::BatchAdd`] and [`Step::Tails`] (the
-/// latter includes any wait for a gather, for its upload ahead, or for the
-/// input MSMs' thread).
+/// at most three plans' tails are on the host at once (on the H200, a
+/// gather took 7–10 ms and a set's copy 26–30 ms beside a G1 tail MSM of
+/// 21–29 ms, at porep-32g with one circuit). Adds to `clock`'s
+/// [`Step::BatchAdd`] and [`Step::Tails`] (the latter includes any wait for
+/// a gather, for its upload ahead, or for the input MSMs' thread).
 pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<'_>, plans: &Plans<'_>, batched: Option<G1Batched>) -> Result<G1Sums<C::Ahead>> {
     let circuits = batch.circuits.len();
     let num_inputs = batch.num_inputs();

@@ -176,9 +176,10 @@ pub enum SplitWhen {
 /// variables), so the bitmaps and tails are written as the scalars are
 /// read, and `when` and the tail's length then decide between the split
 /// and the plain plan. Under `TailAtMostHalf`, once the tails found pass
-/// half the positions the plan is plain whatever the rest holds, and the remaining chunks are skipped; a
-/// plain plan drops the pass's bitmaps and tails (their tails about half
-/// the positions, 8 bytes each) before it gathers the scalars.
+/// half the positions the plan is plain whatever the rest holds, and the
+/// remaining chunks are skipped; a plain plan drops the pass's bitmaps and
+/// tails (their tails about half the positions, 8 bytes each) before it
+/// gathers the scalars.
 pub fn prepare_when(query: Query<'_>, aux: &[&[Scalar]], when: SplitWhen) -> MsmPlan {
     let vars = query.vars();
     let chunks = vars.div_ceil(CHUNK_VARS);
