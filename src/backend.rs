@@ -344,8 +344,9 @@ pub trait Backend: Sync {
     fn end_beside(&self, _beside: Self::Compute) {}
 
     /// End of phase 2: waits for this call's own streams, then returns cached
-    /// pool memory to the device (still under the compute lock). Runs on
-    /// error paths too.
+    /// pool memory to the device (still under the compute lock), unless the
+    /// next call can reuse it (the GPU keeps it over a resident key). Runs
+    /// on error paths too.
     fn end_compute(&self, _lock: &ComputeGuard<'_>) -> Result<()> {
         Ok(())
     }

@@ -123,10 +123,11 @@ fn free_vram() -> Option<usize> {
 }
 
 /// What the library holds on GPU 0 (its pools' allocations) and the free
-/// VRAM, for leak checks.
+/// VRAM with the pools' cache (kept between calls over a resident key), for
+/// leak checks.
 fn device_use() -> (usize, usize) {
     let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).expect("GPU 0");
-    (gpu.pool_bytes_in_use(), gpu.free_bytes().expect("cuMemGetInfo"))
+    (gpu.pool_bytes_in_use(), gpu.available_bytes().expect("cuMemGetInfo"))
 }
 
 /// Nothing left behind between `before` and `after` ([`device_use`]): the

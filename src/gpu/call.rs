@@ -51,6 +51,8 @@ pub struct GpuCall {
     /// bytes even over a resident key (which may have come since), as the
     /// byte rule counted it.
     h_msm_chunked: AtomicBool,
+    /// The call's domain size n, set in phase 1.
+    pub(super) domain: OnceLock<usize>,
     clock: Clock,
 }
 
@@ -83,6 +85,7 @@ impl GpuCall {
             key: OnceLock::new(),
             spare: Mutex::new(None),
             h_msm_chunked: AtomicBool::new(false),
+            domain: OnceLock::new(),
             clock: Clock::default(),
         })
     }
@@ -155,6 +158,21 @@ impl GpuCall {
         Ok(q)
     }
 
+    /// Whether the compute pool keeps its free memory mapped past this call
+    /// (else it is trimmed at the end of phase 2, and when the device goes
+    /// idle). Over this call's resident key: a card with room for the key
+    /// beside a computing call's peak and two pre-stages, where the next
+    /// call's phase 2 then reuses the cache instead of mapping its buffers
+    /// anew (at porep-32g on the H200, ~10 ms of allocations in the next
+    /// hold, and ~8 ms of trim in this one). Only while the cache is at most
+    /// a computing call's peak of this call's shape: admission counts no more
+    /// of it ([`super::memory::DeviceMemory::room`]), so pre-stages and
+    /// resident uploads see the memory they would see after a trim.
+    fn keeps_compute_cache(&self) -> bool {
+        let Some(&n) = self.domain.get() else { return false };
+        self.key_on_device() && self.exec.gpu.memory.compute_cached() <= super::stage::compute_peak_bytes(n, &self.key_shape(), &self.exec.settings)
+    }
+
     /// Whether the device's unmapped memory, as admission sees it (a
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB` card included), holds less than `bytes`
     /// beside the margin; `true` where it cannot be read.
@@ -176,7 +194,9 @@ impl Drop for GpuCall {
             gpu.memory.release_idle_stages(&gpu.active);
             let _ = self.upload.synchronize();
             let _ = self.exec.stream.synchronize();
-            let _ = gpu.memory.trim_pool();
+            if !self.keeps_compute_cache() {
+                let _ = gpu.memory.trim_pool();
+            }
             let _ = gpu.memory.trim_stage_pool();
         }
     }
@@ -373,13 +393,15 @@ impl Backend for GpuCall {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
         let t = Instant::now();
-        let trimmed = gpu.memory.trim_pool();
+        let keep = self.keeps_compute_cache();
+        let trimmed = if keep { Ok(()) } else { gpu.memory.trim_pool() };
         let (allocations, alloc_time) = self.exec.allocations();
         tracing::debug!(
             target: "supraseal_c2::gpu::stage",
             allocations,
             alloc_ms = crate::log::round1(alloc_time.as_secs_f64() * 1e3),
             trim_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
+            cache_kept = keep,
             "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
         );
         trimmed

@@ -367,6 +367,20 @@ impl GpuBackendHandle {
         }
     }
 
+    /// Free device memory in bytes, counting what the library's pools keep
+    /// mapped for reuse ([`super::memory::DeviceMemory::available`]: the
+    /// compute pool keeps its memory between calls over a resident key).
+    pub fn available_bytes(&self) -> Result<usize> {
+        #[cfg(supraseal_gpu)]
+        {
+            Ok(self.inner.exec().gpu.memory.available()?.0)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+
     /// Free device memory in bytes.
     pub fn free_bytes(&self) -> Result<usize> {
         #[cfg(supraseal_gpu)]

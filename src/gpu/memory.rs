@@ -102,7 +102,8 @@ impl DeviceMemory {
     /// Admission's one question: what a call of domain `n`, key `key` and
     /// `settings` may stage, asking for `need` bytes of pre-stage vectors,
     /// beside the reserve a computing call needs ([`Room`]: `avail` counts
-    /// free memory less the pre-stage pool's cache, plus at most `need` of
+    /// free memory less the pre-stage pool's cache and the compute pool's
+    /// cache beyond a computing call's peak, plus at most `need` of
     /// that cache and the idle vectors, which serve only pre-stages;
     /// `compute_avail` what phase 2's pool may take; `reserve` the margin
     /// plus [`compute_peak_bytes`]), and the reusable part of it. Queries
@@ -111,6 +112,12 @@ impl DeviceMemory {
     /// pool on the way.
     pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<(Room, StageReuse)> {
         let (free, total) = self.available()?;
+        // The compute pool's cache serves phase 2's allocations only, and it
+        // stays mapped between calls over a resident key (`GpuCall::
+        // keeps_compute_cache`): it counts only up to a computing call's
+        // peak, which the reserve below holds back anyway.
+        let peak = compute_peak_bytes(n, key, settings);
+        let free = free.saturating_sub(self.compute_cached().saturating_sub(peak));
         let stage_cached = self.stage_cached();
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
         // can serve only pre-stages, not a computing call's phase 2 (compute
@@ -123,7 +130,7 @@ impl DeviceMemory {
             avail: settings.effective_free(free_compute + reusable, total),
             compute_avail: settings.effective_free(free_compute, total),
             one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
-            reserve: settings.vram_margin + compute_peak_bytes(n, key, settings),
+            reserve: settings.vram_margin + peak,
         };
         Ok((room, StageReuse { reusable, stage_cached, idle }))
     }
@@ -298,6 +305,12 @@ impl DeviceMemory {
     /// memory. `cuMemGetInfo` counts them as used. (Pool queries; they wait for nothing.)
     pub fn pool_cached(&self) -> usize {
         Self::cached_in(self.compute_pool.0) + Self::cached_in(self.stage_pool.0)
+    }
+
+    /// Bytes the compute pool keeps mapped but no allocation uses (part of
+    /// [`DeviceMemory::pool_cached`]); only phase 2's allocations can reuse them.
+    pub fn compute_cached(&self) -> usize {
+        Self::cached_in(self.compute_pool.0)
     }
 
     /// Bytes the pre-stage pool keeps mapped but no pre-stage uses (part of

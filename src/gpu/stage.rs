@@ -403,6 +403,7 @@ impl GpuCall {
     }
 
     fn admit(&self, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
+        let _ = self.domain.set(n);
         let exec = &self.exec;
         let settings = &exec.settings;
         // The circuits stageable so far, from the first: an N-circuit call

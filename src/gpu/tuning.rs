@@ -23,7 +23,12 @@ impl MsmTuning {
     ///
     /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
-    /// sweep picked there (2^(c−1), at most 2^16). From 2^24 points on,
+    /// sweep picked there (2^(c−1), at most 2^16); below 2^22 points at most
+    /// c = 16, whose 16 windows are those of c = 17 with half the buckets,
+    /// and whose digits never straddle two 32-bit limbs: at 2,118,373 points
+    /// (a porep-32g G1 tail) 24.9 ms against 26.7–26.8 for c = 17 in three
+    /// H200 sweeps (`notes/runs/s24/70cf2f7-*.log`,
+    /// `notes/runs/s28/69f51b4-ntt.log`). From 2^24 points on,
     /// c = 18: 15 windows of 2^17 buckets; from 2^26 on, c = 20: 13 windows
     /// of 2^19. The accumulation grows with points × windows, the sort and
     /// the Σ d·B_d segments partly with buckets × windows. The H200 sweep at
@@ -38,8 +43,10 @@ impl MsmTuning {
             20
         } else if n >= 1 << 24 {
             18
+        } else if n >= 1 << 22 {
+            17
         } else {
-            lg.saturating_sub(2).clamp(5, 17)
+            lg.saturating_sub(2).clamp(5, 16)
         };
         MsmTuning { window_bits, points_per_thread: 32, block: 128 }
     }
@@ -313,8 +320,10 @@ mod tests {
         for lg in 0..=30 {
             let t = MsmTuning::for_points(1 << lg);
             t.check();
-            if lg < 24 {
-                assert!(t.buckets() <= (1 << 16) + 1, "2^{lg}: {t:?}");
+            if lg < 22 {
+                assert!(t.buckets() <= (1 << 15) + 1, "2^{lg}: {t:?}");
+            } else if lg < 24 {
+                assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1), "2^{lg}");
             } else if lg < 26 {
                 assert_eq!((t.window_bits, t.windows(), t.buckets()), (18, 15, (1 << 17) + 1), "2^{lg}");
             } else {
@@ -323,5 +332,7 @@ mod tests {
         }
         let t = MsmTuning::for_points((1 << 24) - 1);
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1));
+        let t = MsmTuning::for_points(2_118_373);
+        assert_eq!((t.window_bits, t.windows(), t.buckets()), (16, 16, (1 << 15) + 1));
     }
 }
