@@ -139,7 +139,9 @@ fn test_only(value: Option<String>, name: &str) -> Option<String> {
     None
 }
 
-fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize>> {
+/// `var(name)` read as MiB, in bytes; the message quotes `typed(name)`, the
+/// value as it was set.
+fn mib(var: &impl Fn(&str) -> Option<String>, typed: &impl Fn(&str) -> String, name: &str) -> Result<Option<usize>> {
     var(name)
         .map(|v| {
             v.parse::<usize>()
@@ -147,7 +149,8 @@ fn mib(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<usize
                 .and_then(|m| m.checked_mul(MIB))
                 .ok_or_else(|| {
                     Error::invalid(format!(
-                        "{name} is {v:?} but must be a whole number of MiB, at most {}",
+                        "{name} is {:?} but must be a whole number of MiB, at most {}",
+                        typed(name),
                         usize::MAX / MIB
                     ))
                 })
@@ -190,11 +193,11 @@ pub(crate) fn backend_switch() -> Result<BackendChoice> {
 /// empty value included, it turns the GPU off. An explicit
 /// `SUPRASEAL_C2_BACKEND` wins: it names this library and is the narrower choice.
 fn backend_from(backend: Option<String>, bellman_no_gpu: Option<&str>) -> Result<BackendChoice> {
-    match backend.map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty()).as_deref() {
+    match backend.as_deref().map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty()).as_deref() {
         Some("cpu") => Ok(BackendChoice::Cpu),
         Some("gpu") => Ok(BackendChoice::Gpu),
         Some("auto") => Ok(BackendChoice::Auto),
-        Some(other) => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {other:?} but must be cpu, gpu or auto"))),
+        Some(_) => Err(Error::invalid(format!("SUPRASEAL_C2_BACKEND is {:?} but must be cpu, gpu or auto", backend.unwrap_or_default()))),
         None if bellman_no_gpu.is_some_and(|v| v != "0") => Ok(BackendChoice::Cpu),
         None => Ok(BackendChoice::Auto),
     }
@@ -283,7 +286,7 @@ fn load_io_from(readers: Option<String>, read_kb: Option<String>, direct: Option
         None => d.direct,
         Some(v) if v == "on" || v == "1" => true,
         Some(v) if v == "off" || v == "0" => false,
-        Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOAD_DIRECT is {v:?} but must be on or off"))),
+        Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOAD_DIRECT is {:?} but must be on or off", direct.unwrap_or_default()))),
     };
     // Each reader holds a buffer of this size in flight, and an O_DIRECT one
     // of its own: the product bounds the readers' share of the load's memory
@@ -349,61 +352,63 @@ impl Settings {
     /// [`Settings::from_env`] with the variables looked up through `get`.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings> {
         let var = |name: &str| get(name).map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
+        // Messages quote a value as it was set, not as `var` compares it.
+        let typed = |name: &str| get(name).unwrap_or_default();
         let locks = match var("SUPRASEAL_C2_LOCKS").as_deref() {
             None | Some("two") => LockMode::Two,
             Some("single") => LockMode::Single,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOCKS is {v:?} but must be two or single"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOCKS is {:?} but must be two or single", typed("SUPRASEAL_C2_LOCKS")))),
         };
         let prestage = match var("SUPRASEAL_C2_PRESTAGE").as_deref() {
             None | Some("on") => true,
             Some("off") => false,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {v:?} but must be on or off"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {:?} but must be on or off", typed("SUPRASEAL_C2_PRESTAGE")))),
         };
         let (g2_msm_on_device, g2_msm_auto) = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
             None | Some("auto") => (false, true),
             Some("cpu") => (false, false),
             Some("gpu") => (true, false),
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {v:?} but must be auto, cpu or gpu"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {:?} but must be auto, cpu or gpu", typed("SUPRASEAL_C2_G2_MSM")))),
         };
         let key_resident = match var("SUPRASEAL_C2_KEY_RESIDENT").as_deref() {
             None | Some("auto") => true,
             Some("off") => false,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {v:?} but must be auto or off"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {:?} but must be auto or off", typed("SUPRASEAL_C2_KEY_RESIDENT")))),
         };
         let verify = match var("SUPRASEAL_C2_VERIFY").as_deref() {
             None | Some("0") | Some("off") => false,
             Some("1") | Some("on") => true,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {v:?} but must be 1 (on) or 0 (off)"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {:?} but must be 1 (on) or 0 (off)", typed("SUPRASEAL_C2_VERIFY")))),
         };
         // The test-only switches, through `test_only`.
         let test_var = |name: &str| test_only(var(name), name);
         let split_always = match test_var("SUPRASEAL_C2_SPLIT_ALWAYS").as_deref() {
             None | Some("0") | Some("off") => false,
             Some("1") | Some("on") => true,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_SPLIT_ALWAYS is {v:?} but must be 1 (on) or 0 (off)"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_SPLIT_ALWAYS is {:?} but must be 1 (on) or 0 (off)", typed("SUPRASEAL_C2_SPLIT_ALWAYS")))),
         };
         let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
             None | Some("ring") => false,
             Some("register") => true,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_HOST_STAGING is {v:?} but must be ring or register"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_HOST_STAGING is {:?} but must be ring or register", typed("SUPRASEAL_C2_HOST_STAGING")))),
         };
         let staging_threads = var("SUPRASEAL_C2_STAGING_THREADS")
             .map(|v| {
                 v.parse::<usize>()
                     .ok()
                     .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| Error::invalid(format!("SUPRASEAL_C2_STAGING_THREADS is {v:?} but must be a whole number of threads from 1 to 64")))
+                    .ok_or_else(|| Error::invalid(format!("SUPRASEAL_C2_STAGING_THREADS is {:?} but must be a whole number of threads from 1 to 64", typed("SUPRASEAL_C2_STAGING_THREADS"))))
             })
             .transpose()?;
         let batch_add_beside = match var("SUPRASEAL_C2_BATCH_ADD_BESIDE").as_deref() {
             None | Some("auto") => Beside::Auto,
             Some("on") => Beside::On,
             Some("off") => Beside::Off,
-            Some(v) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {v:?} but must be auto, on or off"))),
+            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {:?} but must be auto, on or off", typed("SUPRASEAL_C2_BATCH_ADD_BESIDE")))),
         };
         let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
-                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {v:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)"));
+                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)", typed("SUPRASEAL_C2_FAULT_ALLOC")));
                 let (n, phase) = v.split_once('@').ok_or_else(bad)?;
                 let n = n.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
                 let phase = match phase {
@@ -418,14 +423,14 @@ impl Settings {
         Ok(Settings {
             locks,
             prestage,
-            vram_margin: mib(&var, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
-            vram_limit: mib(&var, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
+            vram_margin: mib(&var, &typed, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
+            vram_limit: mib(&var, &typed, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
-            tails_ahead: mib(&test_var, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
+            tails_ahead: mib(&test_var, &typed, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             split_always,
             g2_msm_on_device,
             g2_msm_auto,
-            gpu_chunk: match mib(&var, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
+            gpu_chunk: match mib(&var, &typed, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
                 None => GPU_CHUNK_DEFAULT,
                 Some(0) => return Err(Error::invalid("SUPRASEAL_C2_GPU_CHUNK_MB is 0 but must be at least 1 MiB".to_string())),
                 Some(b) => b,
@@ -540,6 +545,11 @@ mod tests {
         for (v, register) in [("ring", false), ("Register", true)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_HOST_STAGING", v)]).unwrap().register_inputs, register, "SUPRASEAL_C2_HOST_STAGING={v:?}");
         }
+        // A refused value is quoted as it was set, case and blanks kept.
+        for (name, v) in [("SUPRASEAL_C2_LOCKS", " Double"), ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16G"), ("SUPRASEAL_C2_FAULT_ALLOC", "2@Phase9")] {
+            let e = parse(&[(name, v)]).unwrap_err();
+            assert!(e.message.starts_with(&format!("{name} is {v:?} but must be")), "{}", e.message);
+        }
     }
 
     #[test]
@@ -559,8 +569,8 @@ mod tests {
         assert_eq!(b(Some("auto"), Some("1")), Auto);
         assert_eq!(b(Some(" cpu "), None), Cpu);
         // Even over BELLMAN_NO_GPU, an unknown value is refused.
-        let e = backend_from(Some("tpu".into()), Some("1")).unwrap_err();
-        assert_eq!(e.message, "SUPRASEAL_C2_BACKEND is \"tpu\" but must be cpu, gpu or auto");
+        let e = backend_from(Some("TPU ".into()), Some("1")).unwrap_err();
+        assert_eq!(e.message, "SUPRASEAL_C2_BACKEND is \"TPU \" but must be cpu, gpu or auto");
     }
 
     #[test]
