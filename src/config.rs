@@ -432,7 +432,7 @@ impl Settings {
             g2_msm_auto,
             gpu_chunk: match mib(&var, &typed, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
                 None => GPU_CHUNK_DEFAULT,
-                Some(0) => return Err(Error::invalid("SUPRASEAL_C2_GPU_CHUNK_MB is 0 but must be at least 1 MiB".to_string())),
+                Some(0) => return Err(Error::invalid(format!("SUPRASEAL_C2_GPU_CHUNK_MB is {:?} but must be at least 1 MiB", typed("SUPRASEAL_C2_GPU_CHUNK_MB")))),
                 Some(b) => b,
             },
             key_resident,

@@ -123,11 +123,14 @@ fn free_vram() -> Option<usize> {
 }
 
 /// What the library holds on GPU 0 (its pools' allocations) and the free
-/// VRAM with the pools' cache (kept between calls over a resident key), for
-/// leak checks.
+/// VRAM with the compute pool's cache (kept between calls over a resident
+/// key), for leak checks; the device is idle, so the pre-stage pool holds
+/// no cache.
 fn device_use() -> (usize, usize) {
     let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).expect("GPU 0");
-    (gpu.pool_bytes_in_use(), gpu.available_bytes().expect("cuMemGetInfo"))
+    let (compute_cache, stage_cache) = gpu.pool_cache_bytes();
+    assert_eq!(stage_cache, 0, "the pre-stage pool is trimmed when the device goes idle");
+    (gpu.pool_bytes_in_use(), gpu.free_bytes().expect("cuMemGetInfo") + compute_cache)
 }
 
 /// Nothing left behind between `before` and `after` ([`device_use`]): the
@@ -290,6 +293,8 @@ fn resident_key_is_uploaded_once_matches_streaming_and_goes_with_its_key() {
     drop(srs);
     let after = free_vram().unwrap();
     assert!(after + (4 << 20) >= held + key_bytes, "dropping the key frees its {key_bytes} B: free {held} -> {after} B");
+    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap();
+    assert_eq!(gpu.pool_cache_bytes(), (0, 0), "the compute pool's cache goes with the resident key");
     eprintln!("resident key: {details:?}; free VRAM {held} -> {after} B after the key is dropped");
 }
 

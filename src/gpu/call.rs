@@ -159,8 +159,8 @@ impl GpuCall {
     }
 
     /// Whether the compute pool keeps its free memory mapped past this call
-    /// (else it is trimmed at the end of phase 2, and when the device goes
-    /// idle). Over this call's resident key: a card with room for the key
+    /// (recorded with the call's shape; else it is trimmed at the end of
+    /// phase 2, and when the device goes idle). Over this call's resident key: a card with room for the key
     /// beside a computing call's peak and two pre-stages, where the next
     /// call's phase 2 then reuses the cache instead of mapping its buffers
     /// anew (at porep-32g on the H200, ~10 ms of allocations in the next
@@ -170,7 +170,12 @@ impl GpuCall {
     /// resident uploads see the memory they would see after a trim.
     fn keeps_compute_cache(&self) -> bool {
         let Some(&n) = self.domain.get() else { return false };
-        self.key_on_device() && self.exec.gpu.memory.compute_cached() <= super::stage::compute_peak_bytes(n, &self.key_shape(), &self.exec.settings)
+        let (key, memory) = (self.key_shape(), &self.exec.gpu.memory);
+        let keep = self.key_on_device() && memory.compute_cached() <= super::stage::compute_peak_bytes(n, &key, &self.exec.settings);
+        if keep {
+            memory.keep_compute_cache(n, key);
+        }
+        keep
     }
 
     /// Whether the device's unmapped memory, as admission sees it (a

@@ -41,8 +41,11 @@ pub fn check_alloc(gpu: &Gpu, settings: &Settings, phase: FaultPhase, bytes: usi
     let _ = phase;
     // `bytes == 0`: a reused buffer, counted for fault injection only.
     if let (Some(limit), true) = (settings.vram_limit, bytes > 0) {
-        let (free, total) = gpu.memory.available()?;
-        let used = total.saturating_sub(free);
+        // What this allocation's pool keeps mapped serves it; the other
+        // pools' caches are in use as far as it is concerned.
+        let (free, total) = gpu.mem_info()?;
+        let cached = if phase == FaultPhase::Phase1 { gpu.memory.stage_cached() } else { gpu.memory.compute_cached() };
+        let used = total.saturating_sub(free + cached);
         if used + bytes > limit {
             return Err(Error::cuda(
                 CUDA_ERROR_OUT_OF_MEMORY,

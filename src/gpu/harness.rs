@@ -367,13 +367,15 @@ impl GpuBackendHandle {
         }
     }
 
-    /// Free device memory in bytes, counting what the library's pools keep
-    /// mapped for reuse ([`super::memory::DeviceMemory::available`]: the
-    /// compute pool keeps its memory between calls over a resident key).
-    pub fn available_bytes(&self) -> Result<usize> {
+    /// Bytes the compute pool and the pre-stage pool keep mapped for reuse,
+    /// allocated to nothing: the compute pool keeps up to a computing
+    /// call's peak between calls over a resident key; the pre-stage pool is
+    /// trimmed whenever the device goes idle.
+    pub fn pool_cache_bytes(&self) -> (usize, usize) {
         #[cfg(supraseal_gpu)]
         {
-            Ok(self.inner.exec().gpu.memory.available()?.0)
+            let memory = &self.inner.exec().gpu.memory;
+            (memory.compute_cached(), memory.stage_cached())
         }
         #[cfg(not(supraseal_gpu))]
         {

@@ -29,7 +29,8 @@ unsafe impl Sync for Pool {}
 pub struct DeviceMemory {
     ctx: Arc<CudaContext>,
     /// The pool phase 2 allocates from ([`super::exec::Exec::upload`], [`super::exec::Exec::zeros`])
-    /// and trims at its end. Ours, not the device's default pool: that one
+    /// and trims at its end, unless a call over a resident key keeps its
+    /// cache for the next call ([`DeviceMemory::keep_compute_cache`]). Ours, not the device's default pool: that one
     /// belongs to every CUDA user of the process (the primary context is
     /// shared), whose cached memory we must neither keep ("never" release
     /// threshold, see [`DeviceMemory::keep_pool_memory`]) nor trim.
@@ -64,6 +65,9 @@ pub struct DeviceMemory {
     /// upload in phase 1 waits for no other call's kernels; freed memory goes
     /// back to the device at the next synchronisation (release threshold 0).
     resident_pool: Pool,
+    /// The shape (domain n, key) of the call that left the compute pool's
+    /// cache mapped after its phase 2; `None` once the pool is trimmed.
+    compute_kept_for: Mutex<Option<(usize, KeyShape)>>,
 }
 
 /// The pre-stage memory that [`DeviceMemory::room`] counted as reusable, in
@@ -92,6 +96,7 @@ impl DeviceMemory {
             compute_pool,
             stage_pool,
             stage_idle: Default::default(),
+            compute_kept_for: Default::default(),
             resident: Default::default(),
             resident_admission: Default::default(),
             resident_failed: Default::default(),
@@ -113,11 +118,16 @@ impl DeviceMemory {
     pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<(Room, StageReuse)> {
         let (free, total) = self.available()?;
         // The compute pool's cache serves phase 2's allocations only, and it
-        // stays mapped between calls over a resident key (`GpuCall::
-        // keeps_compute_cache`): it counts only up to a computing call's
-        // peak, which the reserve below holds back anyway.
+        // stays mapped between calls over a resident key
+        // ([`DeviceMemory::keep_compute_cache`]): it counts only up to a
+        // computing call's peak, which the reserve below holds back anyway.
         let peak = compute_peak_bytes(n, key, settings);
-        let free = free.saturating_sub(self.compute_cached().saturating_sub(peak));
+        let kept_for = *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner());
+        // A cache kept by a call of another shape may hold no block this
+        // call's buffers fit in: none of it counts.
+        let cached = self.compute_cached();
+        let counted = if kept_for.is_none_or(|k| k == (n, *key)) { cached.min(peak) } else { 0 };
+        let free = free.saturating_sub(cached - counted);
         let stage_cached = self.stage_cached();
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
         // can serve only pre-stages, not a computing call's phase 2 (compute
@@ -353,12 +363,21 @@ impl DeviceMemory {
         Ok((free + self.pool_cached(), total))
     }
 
+    /// Leaves the compute pool's cache mapped after the phase 2 of a call
+    /// of domain `n` and key `key` (instead of [`DeviceMemory::trim_pool`]),
+    /// for the next call of that shape to reuse; admission counts it for
+    /// calls of that shape only.
+    pub fn keep_compute_cache(&self, n: usize, key: KeyShape) {
+        *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner()) = Some((n, key));
+    }
+
     /// Returns the compute pool's unused memory to the device
     /// (`cuMemPoolTrimTo`), and the resident pool's (a released key's copy,
     /// once its free has run). Called at the end of phase 2, under the
     /// compute lock, where waiting for other streams costs nothing, and when
     /// the device is idle.
     pub fn trim_pool(&self) -> Result<()> {
+        *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner()) = None;
         for pool in [&self.compute_pool, &self.resident_pool] {
             // SAFETY: a valid pool of our device.
             unsafe { cudarc::driver::result::mem_pool::trim_to(pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))?;
