@@ -111,8 +111,8 @@ fn gpu_proofs_match_cpu_and_verify_and_500_proofs_leave_no_vram_behind() {
     // The pools' allocations return exactly; free VRAM (with the compute
     // pool's cache, kept over the resident key) may lose one 2 MiB granule
     // to the driver's lazy reservations (seen once in a fresh process). The
-    // device is idle: the pre-stage pool holds no cache.
+    // pre-stage pool's cache is not checked here: `gpu`'s own call keeps the
+    // device in use, so it is not trimmed (lock_protocol checks it idle).
     assert_eq!(after.0, before.0, "the pools must hold what they held before the loop");
     assert!(after.1 + (2 << 20) >= before.1, "free VRAM must return to its value before the loop");
-    assert_eq!(gpu.pool_cache_bytes().1, 0, "the pre-stage pool is trimmed when the device goes idle");
 }
