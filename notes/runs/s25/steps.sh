@@ -9,6 +9,7 @@
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
 #   porep     ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2, resident and as a 16 GiB card    ~280 s
+#             (PBATCH, PWORKERS and MODES=two|two-limit=16384 narrow it)
 #   upstream  upstream 0.1.2, the same shapes as porep, on the same file, same seed       ~310 s
 #   porep16   ours as a 16 GiB card, W = 2 x 2: the defaults (8 staging threads, the batch    ~300 s
 #             additions beside the last H-MSM), then 69f51b4's defaults (4 threads, after it)
@@ -84,7 +85,7 @@ for step in "$@"; do
     ;;
   porep)
     mkdir -p $OUT/ours
-    env OUT=$OUT/ours BATCH=1,3,10 WORKERS=2,3 PARTITIONS=2 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS" timeout 330 ./run.sh porep-same-run > /dev/null 2>&1
+    env OUT=$OUT/ours BATCH=${PBATCH:-1,3,10} WORKERS=${PWORKERS:-2,3} PARTITIONS=2 KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS" timeout 330 ./run.sh porep-same-run > /dev/null 2>&1
     echo "run.sh rc=$?"
     G=$OUT/ours/gpu-run-porep-same-run.log
     grep -E "real|rc=" $G | head -4
