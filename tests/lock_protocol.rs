@@ -116,10 +116,10 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
     switches(&[]);
 }
 
-/// Free VRAM of GPU 0, or `None` without a GPU backend.
+/// Free VRAM of GPU 0, or `None` without a GPU backend. Read without
+/// opening a call, whose drop would trim the pools.
 fn free_vram() -> Option<usize> {
-    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).ok()?;
-    gpu.free_bytes().ok()
+    supraseal_c2::gpu::pool_state(0).ok().map(|s| s.free)
 }
 
 /// What the library holds on GPU 0 (its pools' allocations) and the free
@@ -127,10 +127,9 @@ fn free_vram() -> Option<usize> {
 /// key), for leak checks; the device is idle, so the pre-stage pool holds
 /// no cache.
 fn device_use() -> (usize, usize) {
-    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).expect("GPU 0");
-    let (compute_cache, stage_cache) = gpu.pool_cache_bytes();
-    assert_eq!(stage_cache, 0, "the pre-stage pool is trimmed when the device goes idle");
-    (gpu.pool_bytes_in_use(), gpu.free_bytes().expect("cuMemGetInfo") + compute_cache)
+    let s = supraseal_c2::gpu::pool_state(0).expect("GPU 0");
+    assert_eq!(s.stage_cache, 0, "the pre-stage pool is trimmed when the device goes idle");
+    (s.in_use, s.free + s.compute_cache)
 }
 
 /// Nothing left behind between `before` and `after` ([`device_use`]): the
@@ -289,12 +288,14 @@ fn resident_key_is_uploaded_once_matches_streaming_and_goes_with_its_key() {
         assert_eq!(bytes(&p[0]), bytes(&streamed[0]), "call {i}: resident vs streamed bases");
     }
     assert!(ffi::verify(&keys.vk, &proofs[2][0], &batch[0].1), "the proof verifies");
-    let held = free_vram().unwrap();
+    let held = supraseal_c2::gpu::pool_state(0).unwrap();
+    assert!(held.compute_cache > 0, "the compute pool keeps its cache over the resident key: {held:?}");
     drop(srs);
-    let after = free_vram().unwrap();
+    let after = supraseal_c2::gpu::pool_state(0).unwrap();
+    let (held, after) = (held.free, after.free);
     assert!(after + (4 << 20) >= held + key_bytes, "dropping the key frees its {key_bytes} B: free {held} -> {after} B");
-    let gpu = supraseal_c2::gpu::GpuBackendHandle::open(0).unwrap();
-    assert_eq!(gpu.pool_cache_bytes(), (0, 0), "the compute pool's cache goes with the resident key");
+    let s = supraseal_c2::gpu::pool_state(0).unwrap();
+    assert_eq!((s.compute_cache, s.stage_cache), (0, 0), "the compute pool's cache goes with the resident key");
     eprintln!("resident key: {details:?}; free VRAM {held} -> {after} B after the key is dropped");
 }
 

@@ -159,23 +159,24 @@ impl GpuCall {
     }
 
     /// Whether the compute pool keeps its free memory mapped past this call
-    /// (recorded with the call's shape; else it is trimmed at the end of
-    /// phase 2, and when the device goes idle). Over this call's resident key: a card with room for the key
+    /// (else it is trimmed at the end of phase 2, and when the device goes
+    /// idle). Over this call's resident key: a card with room for the key
     /// beside a computing call's peak and two pre-stages, where the next
     /// call's phase 2 then reuses the cache instead of mapping its buffers
     /// anew (at porep-32g on the H200, ~10 ms of allocations in the next
     /// hold, and ~8 ms of trim in this one). Only while the cache is at most
-    /// a computing call's peak of this call's shape: admission counts no more
-    /// of it ([`super::memory::DeviceMemory::room`]), so pre-stages and
-    /// resident uploads see the memory they would see after a trim.
+    /// a computing call's peak of this call's shape, and no call of another
+    /// shape was admitted counting it since the last trim: admission counts
+    /// no more of it, and only for calls of the cache's shape
+    /// ([`super::memory::DeviceMemory::room`]), so pre-stages and resident
+    /// uploads see the memory they would see after a trim.
     fn keeps_compute_cache(&self) -> bool {
-        let Some(&n) = self.domain.get() else { return false };
-        let (key, memory) = (self.key_shape(), &self.exec.gpu.memory);
-        let keep = self.key_on_device() && memory.compute_cached() <= super::stage::compute_peak_bytes(n, &key, &self.exec.settings);
-        if keep {
-            memory.keep_compute_cache(n, key);
-        }
-        keep
+        let memory = &self.exec.gpu.memory;
+        // A call that never reached phase 1 (direct use by tests, a call
+        // that failed before it) leaves the pool as the last call left it.
+        let Some(&n) = self.domain.get() else { return memory.compute_cache_kept() };
+        let key = self.key_shape();
+        self.key_on_device() && memory.compute_cached() <= super::stage::compute_peak_bytes(n, &key, &self.exec.settings) && memory.keep_compute_cache(n, key)
     }
 
     /// Whether the device's unmapped memory, as admission sees it (a
@@ -398,7 +399,8 @@ impl Backend for GpuCall {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
         let t = Instant::now();
-        let keep = self.keeps_compute_cache();
+        // Direct use by tests and benchmarks (no phase 1) trims what it grew.
+        let keep = self.domain.get().is_some() && self.keeps_compute_cache();
         let trimmed = if keep { Ok(()) } else { gpu.memory.trim_pool() };
         let (allocations, alloc_time) = self.exec.allocations();
         tracing::debug!(

@@ -13,6 +13,38 @@ use super::{device, msm, ntt};
 use super::tuning::{MsmProfile, MsmTuning};
 use crate::error::Result;
 
+/// What the library holds on a device, read without opening a call (a
+/// [`GpuBackendHandle`] is a call in flight: its drop, the last one, would
+/// trim the pools).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolState {
+    /// Bytes allocated from the library's pools and not freed.
+    pub in_use: usize,
+    /// Free device memory (`cuMemGetInfo`), not counting the pools' caches.
+    pub free: usize,
+    /// Bytes the compute pool keeps mapped for reuse (kept between calls
+    /// over a resident key, up to a computing call's peak).
+    pub compute_cache: usize,
+    /// Bytes the pre-stage pool keeps mapped (0 once the device is idle).
+    pub stage_cache: usize,
+}
+
+/// [`PoolState`] of device `ordinal`; `Err` where there is none.
+pub fn pool_state(ordinal: usize) -> std::result::Result<PoolState, String> {
+    #[cfg(supraseal_gpu)]
+    {
+        let gpu = device::device(ordinal).map_err(|e| e.message)?;
+        let (free, _) = gpu.mem_info().map_err(|e| e.message)?;
+        let m = &gpu.memory;
+        Ok(PoolState { in_use: m.pools_in_use(), free, compute_cache: m.compute_cached(), stage_cache: m.stage_cached() })
+    }
+    #[cfg(not(supraseal_gpu))]
+    {
+        let _ = ordinal;
+        Err(super::NO_KERNELS.into())
+    }
+}
+
 /// Direct access to one GPU for tests and benchmarks, in every build: in a
 /// build without kernels (or on a machine without a GPU) `open` says why.
 pub struct GpuBackendHandle {
@@ -367,10 +399,8 @@ impl GpuBackendHandle {
         }
     }
 
-    /// Bytes the compute pool and the pre-stage pool keep mapped for reuse,
-    /// allocated to nothing: the compute pool keeps up to a computing
-    /// call's peak between calls over a resident key; the pre-stage pool is
-    /// trimmed whenever the device goes idle.
+    /// Bytes the compute pool and the pre-stage pool keep mapped for reuse
+    /// ([`PoolState`]'s `compute_cache` and `stage_cache`).
     pub fn pool_cache_bytes(&self) -> (usize, usize) {
         #[cfg(supraseal_gpu)]
         {

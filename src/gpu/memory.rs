@@ -65,9 +65,19 @@ pub struct DeviceMemory {
     /// upload in phase 1 waits for no other call's kernels; freed memory goes
     /// back to the device at the next synchronisation (release threshold 0).
     resident_pool: Pool,
-    /// The shape (domain n, key) of the call that left the compute pool's
-    /// cache mapped after its phase 2; `None` once the pool is trimmed.
-    compute_kept_for: Mutex<Option<(usize, KeyShape)>>,
+    /// Whose the compute pool's cache is ([`CacheOwner`]).
+    compute_owner: Mutex<CacheOwner>,
+}
+
+/// The one shape (domain n, key lengths) whose calls admission lets count
+/// the compute pool's cache, from the first such admission after a trim
+/// until the next trim; whether a call of it kept the cache past its phase 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheOwner {
+    /// Trimmed since any call counted it.
+    #[default]
+    None,
+    Shape { n: usize, key: KeyShape, kept: bool },
 }
 
 /// The pre-stage memory that [`DeviceMemory::room`] counted as reusable, in
@@ -96,7 +106,7 @@ impl DeviceMemory {
             compute_pool,
             stage_pool,
             stage_idle: Default::default(),
-            compute_kept_for: Default::default(),
+            compute_owner: Default::default(),
             resident: Default::default(),
             resident_admission: Default::default(),
             resident_failed: Default::default(),
@@ -122,11 +132,23 @@ impl DeviceMemory {
         // ([`DeviceMemory::keep_compute_cache`]): it counts only up to a
         // computing call's peak, which the reserve below holds back anyway.
         let peak = compute_peak_bytes(n, key, settings);
-        let kept_for = *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner());
-        // A cache kept by a call of another shape may hold no block this
-        // call's buffers fit in: none of it counts.
-        let cached = self.compute_cached();
-        let counted = if kept_for.is_none_or(|k| k == (n, *key)) { cached.min(peak) } else { 0 };
+        // Only calls of one shape count it: a cache of another shape's
+        // buffers may hold no block this call's fit in, and a call keeps it
+        // past its phase 2 only where no other shape counted on its trim
+        // ([`DeviceMemory::keep_compute_cache`]).
+        let (cached, counted) = {
+            let mut owner = self.compute_owner.lock().unwrap_or_else(|p| p.into_inner());
+            let cached = self.compute_cached();
+            let counted = match *owner {
+                CacheOwner::None => {
+                    *owner = CacheOwner::Shape { n, key: *key, kept: false };
+                    cached.min(peak)
+                }
+                CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, *key) => cached.min(peak),
+                CacheOwner::Shape { .. } => 0,
+            };
+            (cached, counted)
+        };
         let free = free.saturating_sub(cached - counted);
         let stage_cached = self.stage_cached();
         // Idle pre-stage vectors of this size and the pre-stage pool's cache
@@ -365,10 +387,25 @@ impl DeviceMemory {
 
     /// Leaves the compute pool's cache mapped after the phase 2 of a call
     /// of domain `n` and key `key` (instead of [`DeviceMemory::trim_pool`]),
-    /// for the next call of that shape to reuse; admission counts it for
-    /// calls of that shape only.
-    pub fn keep_compute_cache(&self, n: usize, key: KeyShape) {
-        *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner()) = Some((n, key));
+    /// for the next call of that shape to reuse: only where the cache's
+    /// owner is that shape (`false` otherwise, and the caller trims), so no
+    /// call of another shape was admitted counting on memory this cache
+    /// then keeps.
+    pub fn keep_compute_cache(&self, n: usize, key: KeyShape) -> bool {
+        let mut owner = self.compute_owner.lock().unwrap_or_else(|p| p.into_inner());
+        match *owner {
+            CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, key) => {
+                *owner = CacheOwner::Shape { n, key, kept: true };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a call's phase 2 left the compute pool's cache mapped for the
+    /// next call of its shape (a call that never computed leaves it so).
+    pub fn compute_cache_kept(&self) -> bool {
+        matches!(*self.compute_owner.lock().unwrap_or_else(|p| p.into_inner()), CacheOwner::Shape { kept: true, .. })
     }
 
     /// Returns the compute pool's unused memory to the device
@@ -377,11 +414,13 @@ impl DeviceMemory {
     /// compute lock, where waiting for other streams costs nothing, and when
     /// the device is idle.
     pub fn trim_pool(&self) -> Result<()> {
-        *self.compute_kept_for.lock().unwrap_or_else(|p| p.into_inner()) = None;
         for pool in [&self.compute_pool, &self.resident_pool] {
             // SAFETY: a valid pool of our device.
             unsafe { cudarc::driver::result::mem_pool::trim_to(pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo"))?;
         }
+        // After the trim: an admission in between still sees the old owner
+        // (it counts less, not more).
+        *self.compute_owner.lock().unwrap_or_else(|p| p.into_inner()) = CacheOwner::None;
         Ok(())
     }
 
