@@ -139,21 +139,14 @@ fn test_only(value: Option<String>, name: &str) -> Option<String> {
     None
 }
 
-/// `var(name)` read as MiB, in bytes; the message quotes `typed(name)`, the
-/// value as it was set.
-fn mib(var: &impl Fn(&str) -> Option<String>, typed: &impl Fn(&str) -> String, name: &str) -> Result<Option<usize>> {
+/// `var(name)` read as MiB, in bytes; a malformed value is `refused`.
+fn mib(var: &impl Fn(&str) -> Option<String>, refused: &impl Fn(&str, &str) -> Error, name: &str) -> Result<Option<usize>> {
     var(name)
         .map(|v| {
             v.parse::<usize>()
                 .ok()
                 .and_then(|m| m.checked_mul(MIB))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "{name} is {:?} but must be a whole number of MiB, at most {}",
-                        typed(name),
-                        usize::MAX / MIB
-                    ))
-                })
+                .ok_or_else(|| refused(name, &format!("a whole number of MiB, at most {}", usize::MAX / MIB)))
         })
         .transpose()
 }
@@ -354,61 +347,59 @@ impl Settings {
         let var = |name: &str| get(name).map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
         // Messages quote a value as it was set, not as `var` compares it.
         let typed = |name: &str| get(name).unwrap_or_default();
+        let refused = |name: &str, must: &str| Error::invalid(format!("{name} is {:?} but must be {must}", typed(name)));
+        let one_or_zero = |name: &str, v: Option<String>| match v.as_deref() {
+            None | Some("0") | Some("off") => Ok(false),
+            Some("1") | Some("on") => Ok(true),
+            Some(_) => Err(refused(name, "1 (on) or 0 (off)")),
+        };
         let locks = match var("SUPRASEAL_C2_LOCKS").as_deref() {
             None | Some("two") => LockMode::Two,
             Some("single") => LockMode::Single,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_LOCKS is {:?} but must be two or single", typed("SUPRASEAL_C2_LOCKS")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_LOCKS", "two or single")),
         };
         let prestage = match var("SUPRASEAL_C2_PRESTAGE").as_deref() {
             None | Some("on") => true,
             Some("off") => false,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_PRESTAGE is {:?} but must be on or off", typed("SUPRASEAL_C2_PRESTAGE")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE", "on or off")),
         };
         let (g2_msm_on_device, g2_msm_auto) = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
             None | Some("auto") => (false, true),
             Some("cpu") => (false, false),
             Some("gpu") => (true, false),
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_G2_MSM is {:?} but must be auto, cpu or gpu", typed("SUPRASEAL_C2_G2_MSM")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_G2_MSM", "auto, cpu or gpu")),
         };
         let key_resident = match var("SUPRASEAL_C2_KEY_RESIDENT").as_deref() {
             None | Some("auto") => true,
             Some("off") => false,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_KEY_RESIDENT is {:?} but must be auto or off", typed("SUPRASEAL_C2_KEY_RESIDENT")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_KEY_RESIDENT", "auto or off")),
         };
-        let verify = match var("SUPRASEAL_C2_VERIFY").as_deref() {
-            None | Some("0") | Some("off") => false,
-            Some("1") | Some("on") => true,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_VERIFY is {:?} but must be 1 (on) or 0 (off)", typed("SUPRASEAL_C2_VERIFY")))),
-        };
+        let verify = one_or_zero("SUPRASEAL_C2_VERIFY", var("SUPRASEAL_C2_VERIFY"))?;
         // The test-only switches, through `test_only`.
         let test_var = |name: &str| test_only(var(name), name);
-        let split_always = match test_var("SUPRASEAL_C2_SPLIT_ALWAYS").as_deref() {
-            None | Some("0") | Some("off") => false,
-            Some("1") | Some("on") => true,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_SPLIT_ALWAYS is {:?} but must be 1 (on) or 0 (off)", typed("SUPRASEAL_C2_SPLIT_ALWAYS")))),
-        };
+        let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS", test_var("SUPRASEAL_C2_SPLIT_ALWAYS"))?;
         let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
             None | Some("ring") => false,
             Some("register") => true,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_HOST_STAGING is {:?} but must be ring or register", typed("SUPRASEAL_C2_HOST_STAGING")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_HOST_STAGING", "ring or register")),
         };
         let staging_threads = var("SUPRASEAL_C2_STAGING_THREADS")
             .map(|v| {
                 v.parse::<usize>()
                     .ok()
                     .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| Error::invalid(format!("SUPRASEAL_C2_STAGING_THREADS is {:?} but must be a whole number of threads from 1 to 64", typed("SUPRASEAL_C2_STAGING_THREADS"))))
+                    .ok_or_else(|| refused("SUPRASEAL_C2_STAGING_THREADS", "a whole number of threads from 1 to 64"))
             })
             .transpose()?;
         let batch_add_beside = match var("SUPRASEAL_C2_BATCH_ADD_BESIDE").as_deref() {
             None | Some("auto") => Beside::Auto,
             Some("on") => Beside::On,
             Some("off") => Beside::Off,
-            Some(_) => return Err(Error::invalid(format!("SUPRASEAL_C2_BATCH_ADD_BESIDE is {:?} but must be auto, on or off", typed("SUPRASEAL_C2_BATCH_ADD_BESIDE")))),
+            Some(_) => return Err(refused("SUPRASEAL_C2_BATCH_ADD_BESIDE", "auto, on or off")),
         };
         let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
-                let bad = || Error::invalid(format!("SUPRASEAL_C2_FAULT_ALLOC is {:?} but must be N@phase1, N@phase2 or N@load (N ≥ 1)", typed("SUPRASEAL_C2_FAULT_ALLOC")));
+                let bad = || refused("SUPRASEAL_C2_FAULT_ALLOC", "N@phase1, N@phase2 or N@load (N ≥ 1)");
                 let (n, phase) = v.split_once('@').ok_or_else(bad)?;
                 let n = n.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
                 let phase = match phase {
@@ -423,16 +414,16 @@ impl Settings {
         Ok(Settings {
             locks,
             prestage,
-            vram_margin: mib(&var, &typed, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
-            vram_limit: mib(&var, &typed, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
+            vram_margin: mib(&var, &refused, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
+            vram_limit: mib(&var, &refused, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
-            tails_ahead: mib(&test_var, &typed, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
+            tails_ahead: mib(&test_var, &refused, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             split_always,
             g2_msm_on_device,
             g2_msm_auto,
-            gpu_chunk: match mib(&var, &typed, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
+            gpu_chunk: match mib(&var, &refused, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
                 None => GPU_CHUNK_DEFAULT,
-                Some(0) => return Err(Error::invalid(format!("SUPRASEAL_C2_GPU_CHUNK_MB is {:?} but must be at least 1 MiB", typed("SUPRASEAL_C2_GPU_CHUNK_MB")))),
+                Some(0) => return Err(refused("SUPRASEAL_C2_GPU_CHUNK_MB", "at least 1 MiB")),
                 Some(b) => b,
             },
             key_resident,

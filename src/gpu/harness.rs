@@ -18,7 +18,10 @@ use crate::error::Result;
 /// trim the pools).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolState {
-    /// Bytes allocated from the library's pools and not freed.
+    /// Bytes allocated from the library's pools and not freed
+    /// ([`super::memory::DeviceMemory::pools_in_use`]): a leak shows here
+    /// exactly, unlike free memory, which also moves with the driver's own
+    /// lazy reservations (2 MiB at a time).
     pub in_use: usize,
     /// Free device memory (`cuMemGetInfo`), not counting the pools' caches.
     pub free: usize,
@@ -378,34 +381,6 @@ impl GpuBackendHandle {
         {
             let (free, total) = self.inner.exec().mem_info()?;
             Ok(total - free)
-        }
-        #[cfg(not(supraseal_gpu))]
-        {
-            match self.never {}
-        }
-    }
-
-    /// Device bytes the library's pools hold in allocations ([`super::memory::DeviceMemory::pools_in_use`]):
-    /// a leak shows here exactly, unlike free memory, which also moves with the
-    /// driver's own lazy reservations (2 MiB at a time).
-    pub fn pool_bytes_in_use(&self) -> usize {
-        #[cfg(supraseal_gpu)]
-        {
-            self.inner.exec().gpu.memory.pools_in_use()
-        }
-        #[cfg(not(supraseal_gpu))]
-        {
-            match self.never {}
-        }
-    }
-
-    /// Bytes the compute pool and the pre-stage pool keep mapped for reuse
-    /// ([`PoolState`]'s `compute_cache` and `stage_cache`).
-    pub fn pool_cache_bytes(&self) -> (usize, usize) {
-        #[cfg(supraseal_gpu)]
-        {
-            let memory = &self.inner.exec().gpu.memory;
-            (memory.compute_cached(), memory.stage_cached())
         }
         #[cfg(not(supraseal_gpu))]
         {
