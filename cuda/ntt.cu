@@ -40,16 +40,24 @@ extern "C" __global__ void fr_bit_reverse(fr_t* data, unsigned lg_n) {
     }
 }
 
-extern "C" __global__ void fr_ntt_pass(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
-                                       unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t) {
-    ntt_pass<false, fr_t>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, nullptr, nullptr, 0, false);
-}
+// The passes per radix (RADIX_LG = 1, 2, 3: fr_ntt_pass, fr_ntt_pass_r4,
+// fr_ntt_pass_r8, and the same for DIF), one kernel each (see ntt_pass).
+#define NTT_PASS_KERNELS(SUFFIX, RADIX_LG)                                                                        \
+    extern "C" __global__ void fr_ntt_pass##SUFFIX(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi,  \
+                                                   unsigned lg_lo, unsigned lg_n, unsigned s0, unsigned k,        \
+                                                   unsigned lg_t) {                                                \
+        ntt_pass<false, RADIX_LG, fr_t>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, nullptr, nullptr, 0, false); \
+    }                                                                                                              \
+    extern "C" __global__ void fr_ntt_pass_dif##SUFFIX(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, \
+                                                       unsigned lg_lo, unsigned lg_n, unsigned s0, unsigned k,    \
+                                                       unsigned lg_t, const fr_t* slo, const fr_t* shi,           \
+                                                       unsigned lg_slo, unsigned scale) {                         \
+        ntt_pass<true, RADIX_LG, fr_t>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, slo, shi, lg_slo, scale != 0); \
+    }
 
-extern "C" __global__ void fr_ntt_pass_dif(fr_t* data, const fr_t* roots, const fr_t* lo, const fr_t* hi, unsigned lg_lo,
-                                           unsigned lg_n, unsigned s0, unsigned k, unsigned lg_t,
-                                           const fr_t* slo, const fr_t* shi, unsigned lg_slo, unsigned scale) {
-    ntt_pass<true, fr_t>(data, roots, lo, hi, lg_lo, lg_n, s0, k, lg_t, slo, shi, lg_slo, scale != 0);
-}
+NTT_PASS_KERNELS(, 1)
+NTT_PASS_KERNELS(_r4, 2)
+NTT_PASS_KERNELS(_r8, 3)
 
 // a[i] = (a[i]*b[i] - c[i]) * consts[0], with consts[0] = 1/(g^n - 1).
 extern "C" __global__ void fr_quotient_pointwise(fr_t* a, const fr_t* b, const fr_t* c,

@@ -2,8 +2,9 @@
 //! 2^20..2^26 points (bases and scalars in page-locked host memory, uploads
 //! and the result's download included, as for the key's pinned tail vectors)
 //! and the forward Fr NTT at 2^20..2^27 (data already on the device, as in
-//! the quotient; twiddle-table build timed apart, and once more with host
-//! data in and out, skipped with BENCH_NTT_HOST=0); G2 MSM and G2 batch
+//! the quotient, for each launch choice `NttTuning`, the default first and
+//! last; twiddle-table build timed apart, and once more with host data in
+//! and out, skipped with BENCH_NTT_HOST=0); G2 MSM and G2 batch
 //! addition (half the bits set) at 2^18..2^22 points on the GPU, beside the
 //! CPU backend's G2 MSM on the same host (rayon, blst); G1 batch additions
 //! over 2^23 bases on the device, for 1 and for 10 circuits in one pass. The G1 MSM also runs
@@ -32,7 +33,7 @@ use rayon::prelude::*;
 use supraseal_c2::backend::Compute;
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
-use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning};
+use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
     (0..n.div_ceil(1 << 16))
@@ -184,9 +185,17 @@ fn main() {
     }
     for lg in 20..=max_ntt {
         let a = scalars(1 << lg);
-        let (tw, on_device, dif) = gpu.ntt_on_device_ms(&a, 5).unwrap();
-        println!("| Fr NTT forward | 2^{lg} | {on_device:.2} | data on the device (5 runs); twiddle table {tw:.2} ms apart |");
-        println!("| Fr NTT forward, DIF passes | 2^{lg} | {dif:.2} | data on the device, bit-reversed order out: no bit-reversal pass (5 runs) |");
+        // Each launch choice in turn, the default first, then the default
+        // again: its two medians bracket the others' drift on a shared card.
+        let default = NttTuning::for_domain(lg);
+        let others = NttTuning::CHOICES.into_iter().filter(|&t| t != default);
+        for tuning in std::iter::once(default).chain(others).chain(std::iter::once(default)) {
+            let (tw, on_device, dif) = gpu.ntt_on_device_ms(&a, 5, tuning).unwrap();
+            let radix = 1u32 << tuning.radix_lg;
+            let mark = if tuning == default { ", the default" } else { "" };
+            println!("| Fr NTT forward, radix {radix}{mark} | 2^{lg} | {on_device:.2} | data on the device (5 runs); twiddle table {tw:.2} ms apart |");
+            println!("| Fr NTT forward, DIF passes, radix {radix}{mark} | 2^{lg} | {dif:.2} | data on the device, bit-reversed order out: no bit-reversal pass (5 runs) |");
+        }
         if std::env::var_os("BENCH_NTT_HOST").is_some_and(|v| v == "0") {
             continue;
         }

@@ -100,21 +100,29 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
     for lg in 10..=max_log() {
         let n = 1usize << lg;
         let a = random_scalars(n, s + lg as u64);
+        // Every launch choice (radix 2, 4, 8), DIT and DIF passes, against one CPU transform.
+        let check = |dir: cpu_ntt::Direction, coset: bool, want: &[Scalar], name: &str| {
+            for tuning in supraseal_c2::gpu::NttTuning::CHOICES {
+                for dif in [false, true] {
+                    let got = gpu.ntt_with(&a, dir, coset, dif, tuning).unwrap();
+                    assert_eq!(got, want, "{name} NTT 2^{lg}, {} passes, {tuning:?}", if dif { "DIF" } else { "DIT" });
+                }
+            }
+        };
         for (name, dir) in [("forward", cpu_ntt::Direction::Forward), ("inverse", cpu_ntt::Direction::Inverse)] {
             let mut want = a.clone();
             cpu_ntt::ntt(&mut want, dir);
             assert_eq!(gpu.ntt(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}");
             assert_eq!(gpu.ntt_dif(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}, DIF passes");
+            check(dir, false, &want, name);
         }
         let mut want = a.clone();
         cpu_ntt::coset_ntt(&mut want);
-        assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Forward, true).unwrap(), want, "coset NTT 2^{lg}");
-        assert_eq!(gpu.ntt_dif(&a, cpu_ntt::Direction::Forward, true).unwrap(), want, "coset NTT 2^{lg}, DIF passes");
+        check(cpu_ntt::Direction::Forward, true, &want, "coset");
         let mut want = a.clone();
         cpu_ntt::coset_intt(&mut want);
-        assert_eq!(gpu.ntt(&a, cpu_ntt::Direction::Inverse, true).unwrap(), want, "inverse coset NTT 2^{lg}");
-        assert_eq!(gpu.ntt_dif(&a, cpu_ntt::Direction::Inverse, true).unwrap(), want, "inverse coset NTT 2^{lg}, DIF passes");
-        eprintln!("NTT 2^{lg}: forward, inverse, coset, inverse coset match, DIT and DIF passes");
+        check(cpu_ntt::Direction::Inverse, true, &want, "inverse coset");
+        eprintln!("NTT 2^{lg}: forward, inverse, coset, inverse coset match, DIT and DIF passes, radix 2, 4 and 8");
     }
 }
 

@@ -10,8 +10,9 @@
 // scaling against a textbook transform; the field arithmetic of fr_t is the
 // GPU tests' to check. Built and run by the test
 // `ntt_pass_source_on_the_host` in src/gpu/ntt.rs:
-//   c++ -std=c++17 -O2 -DNTT_TILE_LG=10 -DNTT_THREADS=256 ntt_pass_host.cpp -o t && ./t lg_n s0,k,lg_t ...
-// (the passes as src/gpu/ntt.rs's ntt_passes makes them). Prints one line
+//   c++ -std=c++17 -O2 -DNTT_TILE_LG=10 -DNTT_THREADS=256 ntt_pass_host.cpp -o t && ./t lg_n s0,k,lg_t,radix_lg,threads ...
+// (the passes as src/gpu/ntt.rs's ntt_passes makes them, with the stages per
+// barrier and the block size its pass_config launches with). Prints one line
 // per check; exits 1 at the first mismatch.
 #include <ucontext.h>
 
@@ -75,7 +76,7 @@ const unsigned char CANARY = 0xa5;
 #include "../ntt_pass.cuh"
 
 struct Pass {
-    unsigned s0, k, lg_t;
+    unsigned s0, k, lg_t, radix_lg, threads;
 };
 
 // scale * base^i for i < len, as two tables (src/gpu/ntt.rs's PowerTables).
@@ -111,16 +112,27 @@ struct Launch {
 };
 static Launch current;
 
-static void thread_main() {
-    const Launch& l = current;
+// One pass of radix 2^R over the launch's arguments.
+template <unsigned R>
+static void run_pass(const Launch& l) {
     const Twiddles& tw = *l.tw;
     const Tables& s = l.scale ? *l.scale : tw.t;
     if (l.dif)
-        ntt_pass<true, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
-                          l.p.lg_t, s.lo.data(), s.hi.data(), s.lg_lo, l.scale != nullptr);
+        ntt_pass<true, R, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
+                             l.p.lg_t, s.lo.data(), s.hi.data(), s.lg_lo, l.scale != nullptr);
     else
-        ntt_pass<false, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
-                           l.p.lg_t, nullptr, nullptr, 0, false);
+        ntt_pass<false, R, F>(l.data, tw.roots.data(), tw.t.lo.data(), tw.t.hi.data(), tw.t.lg_lo, l.lg_n, l.p.s0, l.p.k,
+                              l.p.lg_t, nullptr, nullptr, 0, false);
+}
+
+static void thread_main() {
+    const Launch& l = current;
+    // The kernel of the pass's radix (cuda/ntt.cu: one per radix).
+    switch (l.p.radix_lg) {
+    case 1: run_pass<1>(l); break;
+    case 2: run_pass<2>(l); break;
+    case 3: run_pass<3>(l); break;
+    }
     finished[threadIdx.x] = true;
     swapcontext(&fibers[threadIdx.x], &scheduler);
 }
@@ -135,14 +147,18 @@ static void make_fiber(unsigned t) {
     makecontext(&fibers[t], thread_main, 0);
 }
 
-// One launch: every block of the pass in turn, min(tile / 2, NTT_THREADS)
-// threads each (src/gpu/ntt.rs's pass_config), and the shared memory it
-// sizes (ntt_shared_bytes: the tile, and after the first pass the twiddles
+// One launch: every block of the pass in turn, in the block size
+// src/gpu/ntt.rs's pass_config gives (the pass's `threads`), and the shared
+// memory it sizes (ntt_shared_bytes: the tile, and after the first pass the twiddles
 // and column factors).
 static void launch(bool dif, std::vector<F>& d, const Twiddles& tw, unsigned lg_n, Pass p, const Tables* scale) {
     static std::mt19937 rng(31);
     const unsigned tile = 1u << (p.k + p.lg_t), cols = 1u << p.lg_t;
-    const unsigned threads = std::min(tile / 2, (unsigned)NTT_THREADS);
+    const unsigned threads = p.threads;
+    if (threads == 0 || threads > NTT_THREADS || threads > tile) {
+        printf("2^%u pass s0=%u: a block of %u threads for a tile of %u\n", lg_n, p.s0, threads, tile);
+        exit(1);
+    }
     const size_t shared = sizeof(F) * (p.s0 == 0 ? tile : tile + (tile - cols) + p.k * cols);
     current = Launch{dif, d.data(), &tw, lg_n, p, scale};
     blockDim.x = threads;
@@ -216,14 +232,15 @@ static void expect(const std::vector<F>& got, const std::vector<F>& want, const 
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s lg_n s0,k,lg_t ...\n", argv[0]);
+        fprintf(stderr, "usage: %s lg_n s0,k,lg_t,radix_lg,threads ...\n", argv[0]);
         return 2;
     }
     unsigned lg_n = (unsigned)atoi(argv[1]);
     std::vector<Pass> passes;
     for (int a = 2; a < argc; a++) {
         Pass p;
-        if (sscanf(argv[a], "%u,%u,%u", &p.s0, &p.k, &p.lg_t) != 3) return 2;
+        if (sscanf(argv[a], "%u,%u,%u,%u,%u", &p.s0, &p.k, &p.lg_t, &p.radix_lg, &p.threads) != 5) return 2;
+        if (p.radix_lg < 1 || p.radix_lg > 3) return 2;
         passes.push_back(p);
     }
     size_t n = size_t(1) << lg_n;

@@ -10,7 +10,7 @@ use super::call::GpuCall;
 use super::words::{from_limbs, limbs};
 #[cfg(supraseal_gpu)]
 use super::{device, msm, ntt};
-use super::tuning::{MsmProfile, MsmTuning};
+use super::tuning::{MsmProfile, MsmTuning, NttTuning};
 use crate::error::Result;
 
 /// What the library holds on a device, read without opening a call (a
@@ -109,7 +109,7 @@ impl GpuBackendHandle {
     /// backend's conventions (`cpu::ntt`): natural order, inverse scaled by
     /// 1/n, `coset` evaluating on / interpolating from g·⟨ω⟩.
     pub fn ntt(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
-        self.ntt_by(a, dir, coset, false)
+        self.ntt_with(a, dir, coset, false, NttTuning::for_domain(a.len().trailing_zeros()))
     }
 
     /// [`Self::ntt`] through the decimation-in-frequency passes that the
@@ -117,13 +117,13 @@ impl GpuBackendHandle {
     /// transform's 1/n and coset shift fused into its last pass), then a bit
     /// reversal on the device: the same results as [`Self::ntt`].
     pub fn ntt_dif(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
-        self.ntt_by(a, dir, coset, true)
+        self.ntt_with(a, dir, coset, true, NttTuning::for_domain(a.len().trailing_zeros()))
     }
 
     /// [`Self::ntt`] by DIT passes (bit reversal first, shift passes
     /// apart) or by `dif` passes (bit reversal last, an inverse's shift
-    /// fused).
-    fn ntt_by(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool, dif: bool) -> Result<Vec<Scalar>> {
+    /// fused), with the passes' launch choice `tuning`.
+    pub fn ntt_with(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool, dif: bool, tuning: NttTuning) -> Result<Vec<Scalar>> {
         #[cfg(supraseal_gpu)]
         {
             use ff::{Field, PrimeField};
@@ -139,10 +139,10 @@ impl GpuBackendHandle {
                     }
                     let tw = ntt::Twiddles::new(gpu, lg, false)?;
                     if dif {
-                        ntt::ntt_dif(gpu, &mut d, &tw, lg, None)?;
+                        ntt::ntt_dif(gpu, &mut d, &tw, lg, None, tuning)?;
                         ntt::bit_reverse(gpu, &mut d, lg)?;
                     } else {
-                        ntt::ntt(gpu, &mut d, &tw, lg)?;
+                        ntt::ntt(gpu, &mut d, &tw, lg, tuning)?;
                     }
                 }
                 crate::curve::Direction::Inverse => {
@@ -150,10 +150,10 @@ impl GpuBackendHandle {
                     let n_inv = Scalar::from(n as u64).invert().unwrap();
                     let tw = ntt::Twiddles::new(gpu, lg, true)?;
                     if dif {
-                        ntt::ntt_dif_scaled(gpu, &mut d, &tw, lg, base, n_inv)?;
+                        ntt::ntt_dif_scaled(gpu, &mut d, &tw, lg, base, n_inv, tuning)?;
                         ntt::bit_reverse(gpu, &mut d, lg)?;
                     } else {
-                        ntt::ntt(gpu, &mut d, &tw, lg)?;
+                        ntt::ntt(gpu, &mut d, &tw, lg, tuning)?;
                         ntt::mul_powers(gpu, &mut d, base, n_inv, n)?;
                     }
                 }
@@ -162,18 +162,19 @@ impl GpuBackendHandle {
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (a, dir, coset, dif);
+            let _ = (a, dir, coset, dif, tuning);
             match self.never {}
         }
     }
 
     /// Benchmark of the forward NTT with the data already on the device, as
-    /// the pipeline runs it: uploads `a` (length 2^k) once, then returns
-    /// (ms to build the twiddle tables, median ms of `reps` transforms with
-    /// the bit reversal and DIT passes, median ms of `reps` with the DIF
-    /// passes alone, bit-reversed out), each transform timed from launch to
-    /// the end of a synchronisation of this call's stream.
-    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize) -> Result<(f64, f64, f64)> {
+    /// the pipeline runs it, with the passes' launch choice `tuning`:
+    /// uploads `a` (length 2^k) once, then returns (ms to build the twiddle
+    /// tables, median ms of `reps` transforms with the bit reversal and DIT
+    /// passes, median ms of `reps` with the DIF passes alone, bit-reversed
+    /// out), each transform timed from launch to the end of a
+    /// synchronisation of this call's stream.
+    pub fn ntt_on_device_ms(&self, a: &[Scalar], reps: usize, tuning: NttTuning) -> Result<(f64, f64, f64)> {
         #[cfg(supraseal_gpu)]
         {
             let gpu = self.inner.exec();
@@ -196,13 +197,13 @@ impl GpuBackendHandle {
                 times.sort_by(f64::total_cmp);
                 Ok(times[times.len() / 2])
             };
-            let dit = median(&mut |d| ntt::ntt(gpu, d, &tw, lg))?;
-            let dif = median(&mut |d| ntt::ntt_dif(gpu, d, &tw, lg, None))?;
+            let dit = median(&mut |d| ntt::ntt(gpu, d, &tw, lg, tuning))?;
+            let dif = median(&mut |d| ntt::ntt_dif(gpu, d, &tw, lg, None, tuning))?;
             Ok((tw_ms, dit, dif))
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (a, reps);
+            let _ = (a, reps, tuning);
             match self.never {}
         }
     }

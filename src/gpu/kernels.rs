@@ -202,6 +202,12 @@ kernels! {
     FrNttPass = fn fr_ntt_pass(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32);
     FrNttPassDif = fn fr_ntt_pass_dif(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32,
         slo: src u64, shi: src u64, lg_slo: val u32, scale: val u32);
+    FrNttPassR4 = fn fr_ntt_pass_r4(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32);
+    FrNttPassDifR4 = fn fr_ntt_pass_dif_r4(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32,
+        slo: src u64, shi: src u64, lg_slo: val u32, scale: val u32);
+    FrNttPassR8 = fn fr_ntt_pass_r8(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32);
+    FrNttPassDifR8 = fn fr_ntt_pass_dif_r8(data: dst u64, roots: src u64, lo: src u64, hi: src u64, lg_lo: val u32, lg_n: val u32, s0: val u32, k: val u32, lg_t: val u32,
+        slo: src u64, shi: src u64, lg_slo: val u32, scale: val u32);
     FrQuotientPointwise = fn fr_quotient_pointwise(a: dst u64, b: src u64, c: src u64, consts: src u64, n: val usize);
     MsmRecode = fn msm_recode(scalars: dst u64, n: val usize, c: val u32);
     MsmHistogram = fn msm_histogram(scalars: src u64, n: val usize, c: val u32, nb: val u32, counts: dst u32);
@@ -252,19 +258,30 @@ mod tests {
     }
 
     /// The `extern "C" __global__` kernels that cuda/*.cu defines, with the
-    /// `##G` macros of msm.cu expanded for g1 and g2: (symbol, parameter list).
+    /// `##G` macros of msm.cu expanded for g1 and g2, and ntt.cu's
+    /// `##SUFFIX` macro for each suffix it is instantiated with
+    /// (`NTT_PASS_KERNELS(_r4, 2)`): (symbol, parameter list).
     fn defined_in_cuda() -> Vec<(String, String)> {
         let mut kernels = Vec::new();
         for text in cuda_sources() {
+            let suffixes: Vec<String> = text
+                .split("\nNTT_PASS_KERNELS(")
+                .skip(1)
+                .map(|rest| rest.split_once(',').expect("NTT_PASS_KERNELS(suffix, radix)").0.trim().to_string())
+                .collect();
             for def in text.split("extern \"C\" __global__ void ").skip(1) {
                 // An optional `__launch_bounds__(N) ` before the name.
                 let def = def.strip_prefix("__launch_bounds__(").and_then(|d| d.split_once(") ")).map_or(def, |(_, rest)| rest);
                 let name: String = def.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '#').collect();
                 let params = def[name.len()..].trim_start().strip_prefix('(').and_then(|p| p.split_once(')')).map(|(p, _)| p.to_string());
                 let params = params.unwrap_or_else(|| panic!("{name}: no parameter list"));
-                match name.strip_suffix("_##G") {
-                    Some(stem) => kernels.extend(["g1", "g2"].map(|g| (format!("{stem}_{g}"), params.replace("G##_", &format!("{g}_"))))),
-                    None => kernels.push((name, params)),
+                if let Some(stem) = name.strip_suffix("_##G") {
+                    kernels.extend(["g1", "g2"].map(|g| (format!("{stem}_{g}"), params.replace("G##_", &format!("{g}_")))));
+                } else if let Some(stem) = name.strip_suffix("##SUFFIX") {
+                    assert!(!suffixes.is_empty(), "{name}: a macro never instantiated");
+                    kernels.extend(suffixes.iter().map(|s| (format!("{stem}{s}"), params.clone())));
+                } else {
+                    kernels.push((name, params));
                 }
             }
         }

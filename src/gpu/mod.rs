@@ -65,7 +65,7 @@ pub use load::subgroup_device;
 pub use load::{subgroup_device_with_chunk, BucketSums};
 pub use tuning::MsmProfile;
 #[cfg(any(test, feature = "tools"))]
-pub use tuning::MsmTuning;
+pub use tuning::{MsmTuning, NttTuning};
 #[cfg(any(test, feature = "tools"))]
 pub use words::{from_limbs, limbs, Limbs};
 

@@ -16,6 +16,7 @@ use super::kernels::{launch, NTT_TILE_LG};
 use super::words::limbs;
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use super::scalar_buf::ScalarBuf;
+use super::tuning::NttTuning;
 use crate::curve::root_of_unity;
 use crate::error::Result;
 
@@ -167,12 +168,27 @@ fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
 }
 
 
+/// Launches the kernel of `tuning`'s radix among a pass's three (one
+/// kernel per radix: cuda/ntt.cu's NTT_PASS_KERNELS), with the same arguments.
+macro_rules! by_radix {
+    ($tuning:expr, $r2:ident, $r4:ident, $r8:ident; $($arg:expr),* $(,)?) => {
+        match $tuning.radix_lg {
+            1 => launch::$r2($($arg),*),
+            2 => launch::$r4($($arg),*),
+            _ => launch::$r8($($arg),*),
+        }
+    };
+}
+
+/// One NTT pass: (first stage s0, stages k, log2 columns per block lg_t).
+type Pass = (u32, u32, u32);
+
 /// The passes of an NTT of 2^lg_n scalars, as (first stage s0, stages k,
 /// log2 columns per block): the first pass takes whole tiles of contiguous
 /// scalars, later passes 2^lg_t adjacent columns, with lg_t = NTT_LG_COLS
 /// unless one column fewer needs fewer passes (each pass reads and writes
 /// all the data once).
-fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
+fn ntt_passes(lg_n: u32) -> Vec<Pass> {
     let later = |lg_t: u32| lg_n.saturating_sub(NTT_TILE_LG).div_ceil(NTT_TILE_LG - lg_t);
     let lg_t_later = if later(NTT_LG_COLS - 1) < later(NTT_LG_COLS) { NTT_LG_COLS - 1 } else { NTT_LG_COLS };
     let mut passes = Vec::new();
@@ -187,12 +203,15 @@ fn ntt_passes(lg_n: u32) -> Vec<(u32, u32, u32)> {
 }
 
 /// The launch shape of one `fr_ntt_pass` or `fr_ntt_pass_dif` pass over
-/// 2^lg_n scalars ([`ntt_passes`]).
-fn pass_config(lg_n: u32, (s0, k, lg_t): (u32, u32, u32)) -> LaunchConfig {
+/// 2^lg_n scalars ([`ntt_passes`]): one thread per group of 2^radix_lg
+/// scalars in the pass's largest stage groups (cuda/ntt_pass.cuh), at most
+/// [`NTT_THREADS`].
+fn pass_config(lg_n: u32, (s0, k, lg_t): Pass, tuning: NttTuning) -> LaunchConfig {
+    tuning.check();
     let tile = 1u32 << (k + lg_t);
     LaunchConfig {
         grid_dim: ((1usize << lg_n >> (k + lg_t)) as u32, 1, 1),
-        block_dim: ((tile / 2).min(NTT_THREADS), 1, 1),
+        block_dim: ((tile >> tuning.radix_lg.min(k)).min(NTT_THREADS), 1, 1),
         shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
     }
 }
@@ -212,18 +231,19 @@ pub fn bit_reverse(gpu: &Exec, data: &mut CudaSlice<u64>, lg_n: u32) -> Result<(
 /// for the inverse transform, unscaled): natural order in and out. A bit
 /// reversal, then [`ntt_bit_reversed_in`].
 #[cfg(any(test, feature = "tools"))]
-pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
+pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, tuning: NttTuning) -> Result<()> {
     if lg_n == 0 {
         return Ok(());
     }
     bit_reverse(gpu, data, lg_n)?;
-    ntt_bit_reversed_in(gpu, data, tw, lg_n)
+    ntt_bit_reversed_in(gpu, data, tw, lg_n, tuning)
 }
 
 /// In-place NTT of n = 2^lg_n scalars in bit-reversed order (as
 /// [`ntt_dif`] leaves them), natural order out: the lg_n radix-2 DIT
-/// stages in passes of up to 10 stages each in shared memory.
-pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32) -> Result<()> {
+/// stages in passes of up to 10 stages each in shared memory, in groups of
+/// `tuning.radix_lg` stages per barrier.
+pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, tuning: NttTuning) -> Result<()> {
     assert!(data.len() >= 4 << lg_n, "ntt: 2^{lg_n} scalars");
     for pass in ntt_passes(lg_n) {
         let t = &tw.tables;
@@ -232,7 +252,7 @@ pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles,
         // scalars, data holds n: asserted); roots holds 2^(NTT_TILE_LG-1) scalars and the
         // power tables cover every exponent below n/2; shared memory as the kernel lays it
         // out, within NTT_MAX_SHARED_BYTES.
-        unsafe { launch::fr_ntt_pass(gpu, pass_config(lg_n, pass), data, &tw.roots, &t.lo, &t.hi, t.lg_lo, lg_n, s0, k, lg_t) }?;
+        unsafe { by_radix!(tuning, fr_ntt_pass, fr_ntt_pass_r4, fr_ntt_pass_r8; gpu, pass_config(lg_n, pass, tuning), data, &tw.roots, &t.lo, &t.hi, t.lg_lo, lg_n, s0, k, lg_t) }?;
     }
     Ok(())
 }
@@ -244,8 +264,8 @@ pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles,
 /// bit-reverse(p), the index of the transform's output it holds, in the
 /// last pass's write (`scale` covers exponents below n): the coset shift of
 /// an inverse transform, with its 1/n, costs no pass of its own (at n = 1,
-/// with no pass, a pass of its own).
-pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, scale: Option<&PowerTables>) -> Result<()> {
+/// with no pass, a pass of its own). `tuning` as in [`ntt_bit_reversed_in`].
+pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, scale: Option<&PowerTables>, tuning: NttTuning) -> Result<()> {
     if lg_n == 0 {
         return scale.map_or(Ok(()), |p| p.apply(gpu, data, 1));
     }
@@ -261,9 +281,9 @@ pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, 
         // SAFETY: as in `ntt_bit_reversed_in`; with a scale, its tables cover every
         // exponent below n (asserted), and every bit-reversed index is below n.
         unsafe {
-            launch::fr_ntt_pass_dif(
+            by_radix!(tuning, fr_ntt_pass_dif, fr_ntt_pass_dif_r4, fr_ntt_pass_dif_r8;
                 gpu,
-                pass_config(lg_n, pass),
+                pass_config(lg_n, pass, tuning),
                 data,
                 &tw.roots,
                 &t.lo,
@@ -286,12 +306,12 @@ pub fn ntt_dif(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, 
 /// [`ntt_dif`] with the output scaled by scale·base^i at bit-reverse(p) for
 /// the scalar at position p (tables built here).
 #[cfg(any(test, feature = "tools"))]
-pub fn ntt_dif_scaled(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, base: Scalar, scale: Scalar) -> Result<()> {
+pub fn ntt_dif_scaled(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, base: Scalar, scale: Scalar, tuning: NttTuning) -> Result<()> {
     let n = 1usize << lg_n;
     let consts = upload_consts(gpu, &PowerTables::<Dev>::consts(n, base, scale))?;
     let mut t = PowerTables::new(&mut OnDevice(gpu), n)?;
     t.fill(gpu, &consts.as_view())?;
-    ntt_dif(gpu, data, tw, lg_n, Some(&t))
+    ntt_dif(gpu, data, tw, lg_n, Some(&t), tuning)
 }
 
 /// Uploads `v` into a new zero-padded device buffer of `n` scalars (4·n
@@ -373,6 +393,7 @@ pub fn quotient_bytes(n: usize) -> usize {
 /// a's buffer.
 pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>, spare: impl FnOnce(ScalarBuf)) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
+    let tuning = NttTuning::for_domain(lg_n);
     let mut q = QuotientScratch::new(&mut OnDevice(gpu), n)?;
     gpu.stream.memcpy_htod(limbs(&quotient_consts(n)), &mut q.consts).map_err(cuda_err("upload quotient constants"))?;
     let QuotientScratch { fwd, inv, coset, consts } = &mut q;
@@ -386,8 +407,8 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
     // shift.
     let to_coset = |k: usize, input: &mut dyn FnMut(usize) -> Result<ScalarBuf>| -> Result<ScalarBuf> {
         let mut d = input(k)?;
-        ntt_dif(gpu, &mut d, inv, lg_n, Some(coset))?;
-        ntt_bit_reversed_in(gpu, &mut d, fwd, lg_n)?;
+        ntt_dif(gpu, &mut d, inv, lg_n, Some(coset), tuning)?;
+        ntt_bit_reversed_in(gpu, &mut d, fwd, lg_n, tuning)?;
         Ok(d)
     };
     let mut da = to_coset(0, &mut input)?;
@@ -404,7 +425,7 @@ pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<Sca
     // then back to coefficients, shifted in the last write, and into natural
     // order for the H-MSM.
     coset.fill(gpu, &consts_from(consts, Q_UNCOSET))?;
-    ntt_dif(gpu, &mut da, inv, lg_n, Some(coset))?;
+    ntt_dif(gpu, &mut da, inv, lg_n, Some(coset), tuning)?;
     bit_reverse(gpu, &mut da, lg_n)?;
     Ok(da)
 }
@@ -553,23 +574,45 @@ mod tests {
     /// size and shared memory [`pass_config`] launches with: the DIT and DIF
     /// transforms, the DIF inverse with the coset shift in its last write,
     /// and the DIT from bit-reversed order, each against a textbook
-    /// transform. The passes are [`ntt_passes`]' at 2^11, 2^13 and 2^19 (later
-    /// passes of 2 columns, as at 2^27), at 2^15 a list with 2-column passes
-    /// after the first and a short last one (2^27's shape, smaller), and at
-    /// 2^16 one with two 4-column passes after the first (2^20 … 2^26's)
+    /// transform, for every [`NttTuning`] (radix 2, 4 and 8: stage groups of
+    /// 1, 2 and 3, and passes of fewer stages than the radix). The passes
+    /// are [`ntt_passes`]' at 2^11, 2^13 and 2^19 (later passes of 2
+    /// columns, as at 2^27), at 2^15 a list with 2-column passes after the
+    /// first and a short last one (2^27's shape, smaller), and at 2^16 one
+    /// with two 4-column passes after the first (2^20 … 2^26's)
     /// ([`crate::gpu::host_checks`]).
     #[test]
     fn ntt_pass_source_on_the_host() {
         let check = crate::gpu::host_checks::HostCheck::build("ntt_pass_host.cpp", &[format!("-DNTT_TILE_LG={NTT_TILE_LG}"), format!("-DNTT_THREADS={NTT_THREADS}")]);
-        let arg = |(s0, k, lg_t): (u32, u32, u32)| format!("{s0},{k},{lg_t}");
-        let mut runs: Vec<(u32, Vec<String>)> = [11u32, 13, 19].iter().map(|&lg| (lg, ntt_passes(lg).into_iter().map(arg).collect())).collect();
-        runs.push((15, [(0, 10, 0), (10, 4, 1), (14, 1, 1)].into_iter().map(arg).collect()));
-        runs.push((16, [(0, 10, 0), (10, 4, 2), (14, 2, 2)].into_iter().map(arg).collect()));
-        for (lg_n, passes) in runs {
-            let args: Vec<String> = std::iter::once(lg_n.to_string()).chain(passes).collect();
-            let text = check.run(&args);
-            assert_eq!(text.lines().filter(|l| l.ends_with(": equal")).count(), 4, "2^{lg_n}: {text}");
+        let mut runs: Vec<(u32, Vec<Pass>)> = [11u32, 13, 19].iter().map(|&lg| (lg, ntt_passes(lg))).collect();
+        runs.push((15, vec![(0, 10, 0), (10, 4, 1), (14, 1, 1)]));
+        runs.push((16, vec![(0, 10, 0), (10, 4, 2), (14, 2, 2)]));
+        for tuning in NttTuning::CHOICES {
+            for (lg_n, passes) in &runs {
+                let arg = |pass: &Pass| {
+                    let (s0, k, lg_t) = *pass;
+                    format!("{s0},{k},{lg_t},{},{}", tuning.radix_lg, pass_config(*lg_n, *pass, tuning).block_dim.0)
+                };
+                let args: Vec<String> = std::iter::once(lg_n.to_string()).chain(passes.iter().map(arg)).collect();
+                let text = check.run(&args);
+                assert_eq!(text.lines().filter(|l| l.ends_with(": equal")).count(), 4, "2^{lg_n}, {tuning:?}: {text}");
+            }
         }
+    }
+
+    /// A pass's block has one thread per scalar group of the largest stage
+    /// groups: radix 2 keeps the block of one thread per butterfly (a 2^10
+    /// tile: 256 threads, two butterflies each), radix 8 one thread per 8
+    /// scalars; a pass of fewer stages than the radix, one per column's rows.
+    #[test]
+    fn pass_blocks_follow_the_radix() {
+        let threads = |pass, radix_lg| pass_config(27, pass, NttTuning { radix_lg }).block_dim.0;
+        assert_eq!(threads((0, 10, 0), 1), 256);
+        assert_eq!(threads((0, 10, 0), 2), 256);
+        assert_eq!(threads((0, 10, 0), 3), 128);
+        assert_eq!(threads((19, 8, 1), 3), 64);
+        assert_eq!(threads((14, 1, 1), 3), 2);
+        assert_eq!(threads((14, 2, 2), 3), 4);
     }
 
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.

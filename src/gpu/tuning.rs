@@ -1,6 +1,8 @@
-//! Launch choices and per-kernel timings of the GPU Pippenger MSM
-//! (cuda/msm.cu, driven by `gpu::msm`). Compiled with or without the kernels
-//! so that benchmarks build everywhere.
+//! Launch choices of the GPU kernels that have them, one value per kernel
+//! family chosen by one function: the Pippenger MSM (cuda/msm.cu, driven by
+//! `gpu::msm`, with its per-kernel timings) and the NTT passes
+//! (cuda/ntt_pass.cuh, driven by `gpu::ntt`). Compiled with or without the
+//! kernels so that benchmarks build everywhere.
 
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +70,37 @@ impl MsmTuning {
         assert!((2..=24).contains(&self.window_bits), "msm: window of {} bits", self.window_bits);
         assert!(self.points_per_thread >= 1, "msm: {self:?}");
         assert!(self.block % 32 == 0 && (32..=256).contains(&self.block), "msm: block of {}", self.block);
+    }
+}
+
+/// Launch choice of the NTT passes (cuda/ntt_pass.cuh, driven by `gpu::ntt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttTuning {
+    /// log2 of the radix, 1 ..= 3: a pass's k radix-2 stages run in groups
+    /// of up to `radix_lg` consecutive stages, each thread taking
+    /// 2^radix_lg scalars of its block's tile through a group in registers,
+    /// with one barrier per group (radix 2: one per stage). A block has
+    /// 2^(k + lg_t − min(radix_lg, k)) threads, at most 256.
+    pub radix_lg: u32,
+}
+
+impl NttTuning {
+    /// Every choice the kernels take: radix 2, 4 and 8.
+    pub const CHOICES: [NttTuning; 3] = [NttTuning { radix_lg: 1 }, NttTuning { radix_lg: 2 }, NttTuning { radix_lg: 3 }];
+
+    /// The choice for a 2^lg_n transform: radix 2, which every measured
+    /// transform ran (the H200, `notes/runs/s28/69f51b4-ntt.log`: DIF at 2^27
+    /// 43.47 ms, sppark 0.1.16 43.07). Radix 4 and 8 cut the barriers and
+    /// the trips through shared memory to a half and a third, at the same
+    /// multiplications; `gpu_bench` times the three side by side, and that
+    /// decides this default.
+    pub fn for_domain(_lg_n: u32) -> Self {
+        NttTuning { radix_lg: 1 }
+    }
+
+    /// Panics on a choice the kernels cannot run (a programming error).
+    pub fn check(&self) {
+        assert!((1..=3).contains(&self.radix_lg), "ntt: radix 2^{}", self.radix_lg);
     }
 }
 
