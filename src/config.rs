@@ -17,6 +17,7 @@
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
+//! | `SUPRASEAL_C2_NTT_RADIX` | tests and benchmarks: `2`, `4` or `8`, the NTT passes' radix (`gpu::tuning::NttTuning`) in place of the one `NttTuning::for_domain` chooses, so that one process can compare them in whole proofs; read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
@@ -69,6 +70,9 @@ pub struct Settings {
     pub tails_ahead: Option<usize>,
     /// `SUPRASEAL_C2_SPLIT_ALWAYS` (read with the `tools` feature only).
     pub split_always: bool,
+    /// `SUPRASEAL_C2_NTT_RADIX` as log2 of the radix, 1 ..= 3 (read with the
+    /// `tools` feature only).
+    pub ntt_radix_lg: Option<u32>,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
     pub g2_msm_on_device: bool,
@@ -322,6 +326,7 @@ impl Default for Settings {
             fault: None,
             tails_ahead: None,
             split_always: false,
+            ntt_radix_lg: None,
             g2_msm_on_device: false,
             g2_msm_auto: true,
             gpu_chunk: GPU_CHUNK_DEFAULT,
@@ -378,6 +383,13 @@ impl Settings {
         // The test-only switches, through `test_only`.
         let test_var = |name: &str| test_only(var(name), name);
         let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS", test_var("SUPRASEAL_C2_SPLIT_ALWAYS"))?;
+        let ntt_radix_lg = match test_var("SUPRASEAL_C2_NTT_RADIX").as_deref() {
+            None => None,
+            Some("2") => Some(1),
+            Some("4") => Some(2),
+            Some("8") => Some(3),
+            Some(_) => return Err(refused("SUPRASEAL_C2_NTT_RADIX", "2, 4 or 8")),
+        };
         let register_inputs = match var("SUPRASEAL_C2_HOST_STAGING").as_deref() {
             None | Some("ring") => false,
             Some("register") => true,
@@ -419,6 +431,7 @@ impl Settings {
             fault,
             tails_ahead: mib(&test_var, &refused, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             split_always,
+            ntt_radix_lg,
             g2_msm_on_device,
             g2_msm_auto,
             gpu_chunk: match mib(&var, &refused, "SUPRASEAL_C2_GPU_CHUNK_MB")? {
@@ -530,6 +543,13 @@ mod tests {
             assert_eq!(parse(&[("SUPRASEAL_C2_SPLIT_ALWAYS", v)]).unwrap().split_always, on, "SUPRASEAL_C2_SPLIT_ALWAYS={v:?}");
         }
         assert!(parse(&[("SUPRASEAL_C2_SPLIT_ALWAYS", "yes")]).unwrap_err().message.contains("SUPRASEAL_C2_SPLIT_ALWAYS is \"yes\""));
+        assert_eq!(d.ntt_radix_lg, None, "NttTuning::for_domain's choice by default");
+        for (v, lg) in [("2", 1), (" 4", 2), ("8", 3)] {
+            assert_eq!(parse(&[("SUPRASEAL_C2_NTT_RADIX", v)]).unwrap().ntt_radix_lg, Some(lg), "SUPRASEAL_C2_NTT_RADIX={v:?}");
+        }
+        for v in ["16", "1", "radix4"] {
+            assert!(parse(&[("SUPRASEAL_C2_NTT_RADIX", v)]).unwrap_err().message.contains("2, 4 or 8"), "SUPRASEAL_C2_NTT_RADIX={v:?}");
+        }
         for (v, b) in [("auto", Beside::Auto), (" ON", Beside::On), ("off", Beside::Off)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_BATCH_ADD_BESIDE", v)]).unwrap().batch_add_beside, b, "SUPRASEAL_C2_BATCH_ADD_BESIDE={v:?}");
         }

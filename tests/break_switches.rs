@@ -19,7 +19,7 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 9] = [
+const SWITCHES: [&str; 10] = [
     "SUPRASEAL_C2_LOCKS",
     "SUPRASEAL_C2_VERIFY",
     "SUPRASEAL_C2_PRESTAGE",
@@ -28,6 +28,7 @@ const SWITCHES: [&str; 9] = [
     "SUPRASEAL_C2_FAULT_ALLOC",
     "SUPRASEAL_C2_TAILS_AHEAD_MB",
     "SUPRASEAL_C2_SPLIT_ALWAYS",
+    "SUPRASEAL_C2_NTT_RADIX",
     "SUPRASEAL_C2_BACKEND",
 ];
 
@@ -105,6 +106,8 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_TAILS_AHEAD_MB", "-1"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "yes"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "2"),
+    ("SUPRASEAL_C2_NTT_RADIX", "16"),
+    ("SUPRASEAL_C2_NTT_RADIX", "radix-4"),
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),

@@ -393,7 +393,7 @@ pub fn quotient_bytes(n: usize) -> usize {
 /// a's buffer.
 pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>, spare: impl FnOnce(ScalarBuf)) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
-    let tuning = NttTuning::for_domain(lg_n);
+    let tuning = gpu.settings.ntt_radix_lg.map_or_else(|| NttTuning::for_domain(lg_n), |radix_lg| NttTuning { radix_lg });
     let mut q = QuotientScratch::new(&mut OnDevice(gpu), n)?;
     gpu.stream.memcpy_htod(limbs(&quotient_consts(n)), &mut q.consts).map_err(cuda_err("upload quotient constants"))?;
     let QuotientScratch { fwd, inv, coset, consts } = &mut q;

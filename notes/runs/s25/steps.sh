@@ -18,6 +18,9 @@
 #             orders them, ~150 s each; each names its variables, so a variant is the same
 #             settings whatever the defaults)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
+#   radix     ours resident, W = 1 x 3 one-circuit calls, once per NTT radix                ~75 s each
+#             (SUPRASEAL_C2_NTT_RADIX in RADICES, default "2 8 4 2": the default first and
+#             last); prints each call's NTT step (ntt_ms) and hold, and checks the proofs
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
 #   steps.sh synth-bg tests ntt wait · steps.sh g2 porep · steps.sh upstream · steps.sh porep16
 #   (30 minutes of device time hold the start and these four calls, ~1,700 s; then porep16b if time is left)
@@ -124,6 +127,17 @@ for step in "$@"; do
     echo "run.sh rc=$?"
     grep -v -E "^ *(at|in) |^ROW" $OUT/upstream/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|GPU|busy|==|peak|load" | tail -n 20
     same_proofs $OUT/upstream/proofs-porep-32g-upstream.txt
+    ;;
+  radix)
+    for radix in ${RADICES:-2 8 4 2}; do
+      R=$OUT/radix$radix; [ -d $R ] && R=$R-again; mkdir -p $R
+      env OUT=$R WORKERS=1 PARTITIONS=3 MODES=two KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS SUPRASEAL_C2_NTT_RADIX=$radix" \
+        timeout 200 ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (radix $radix)"
+      grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 3
+      same_proofs $R/proofs-porep-32g-ours.txt
+    done
     ;;
   hmsm)
     H=$OUT/hmsm.log
