@@ -71,9 +71,9 @@ impl Gpu {
             .iter()
             .map(|k| module.load_function(k.name()).map_err(cuda_err(k.name())))
             .collect::<Result<Vec<_>>>()?;
-        // The NTT pass keeps its tile and twiddles in dynamic shared memory,
-        // past the 48 KiB a launch gets without asking.
-        for k in [Kernel::FrNttPass, Kernel::FrNttPassDif] {
+        // The NTT passes keep their tiles and twiddles in dynamic shared
+        // memory, past the 48 KiB a launch gets without asking.
+        for k in super::kernels::NTT_PASS_KERNELS {
             funcs[k.index()]
                 .set_attribute(
                     cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

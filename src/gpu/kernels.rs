@@ -24,6 +24,12 @@ pub const NTT_TILE_LG: u32 = 10;
 /// each pass within it): set as the kernel's limit when the module loads.
 pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
 
+/// The NTT pass kernels, every radix and direction: they keep their tile and
+/// twiddles in dynamic shared memory, past the 48 KiB a launch gets without
+/// asking, so the module load raises their limit to [`NTT_MAX_SHARED_BYTES`].
+pub const NTT_PASS_KERNELS: [Kernel; 6] =
+    [Kernel::FrNttPass, Kernel::FrNttPassDif, Kernel::FrNttPassR4, Kernel::FrNttPassDifR4, Kernel::FrNttPassR8, Kernel::FrNttPassDifR8];
+
 /// A device buffer of `T` that a kernel only reads (a `const T*`
 /// parameter): cudarc orders the launch after the buffer's last write.
 pub trait Src<T> {
@@ -398,6 +404,18 @@ mod tests {
             container = end;
         }
         cubins
+    }
+
+    /// Every NTT pass kernel (`fr_ntt_pass*`) gets its shared-memory limit
+    /// raised at the module load: one left out fails every launch of its
+    /// radix on the device.
+    #[test]
+    fn every_ntt_pass_kernel_gets_its_shared_memory() {
+        let mut passes: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).filter(|n| n.starts_with("fr_ntt_pass")).collect();
+        let mut raised: Vec<&str> = super::NTT_PASS_KERNELS.iter().map(|k| k.name()).collect();
+        passes.sort_unstable();
+        raised.sort_unstable();
+        assert_eq!(raised, passes);
     }
 
     /// Every kernel of the table is in the embedded fatbin's code, once per
