@@ -94,9 +94,10 @@ __device__ __forceinline__ void ntt_group(F* sh, const F* tws, const F* roots, u
 // 2^lg_t twiddles in shared memory (the column factors, then one
 // multiplication each: about 2/k of the butterflies' multiplications); the
 // pass with s0 = 0 (col = 0) reads roots directly. The stages run in groups
-// of up to RADIX_LG, each group in registers (ntt_group): a block of
-// 2^(k+lg_t-min(RADIX_LG,k)) threads (at most NTT_THREADS) has one scalar
-// group per thread in the largest groups. Each radix is a kernel of its own,
+// of up to RADIX_LG stages, as even as k divides, each group in registers
+// (ntt_group); src/gpu/ntt.rs launches one thread per scalar group of the
+// largest groups (at most NTT_THREADS), and a thread takes several groups
+// of a smaller or larger stage group in turn. Each radix is a kernel of its own,
 // so that radix 2 keeps its few registers (and its occupancy) beside radix
 // 8's 2^3 scalars per thread. Dynamic shared memory:
 // ntt_shared_bytes(s0, k, lg_t) in src/gpu/ntt.rs.

@@ -126,7 +126,8 @@ pub const GPU_CHUNK_DEFAULT: usize = 768 * MIB;
 const MIB: usize = 1 << 20;
 
 /// A test-only switch's value (`SUPRASEAL_C2_FAULT_ALLOC`,
-/// `SUPRASEAL_C2_TAILS_AHEAD_MB`, `SUPRASEAL_C2_SPLIT_ALWAYS`) in builds
+/// `SUPRASEAL_C2_TAILS_AHEAD_MB`, `SUPRASEAL_C2_SPLIT_ALWAYS`,
+/// `SUPRASEAL_C2_NTT_RADIX`) in builds
 /// that read them (the `tools` feature, and unit tests); elsewhere `None`,
 /// with one warning per process and switch, so that a shipped library never
 /// acts on one nor fails a call on a malformed one.

@@ -100,7 +100,8 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
     for lg in 10..=max_log() {
         let n = 1usize << lg;
         let a = random_scalars(n, s + lg as u64);
-        // Every launch choice (radix 2, 4, 8), DIT and DIF passes, against one CPU transform.
+        // Every launch choice (radix 2, the default, 4 and 8), DIT and DIF
+        // passes, against one CPU transform.
         let check = |dir: cpu_ntt::Direction, coset: bool, want: &[Scalar], name: &str| {
             for tuning in supraseal_c2::gpu::NttTuning::CHOICES {
                 for dif in [false, true] {
@@ -112,8 +113,6 @@ fn gpu_ntt_matches_cpu_for_every_size_both_directions_and_coset() {
         for (name, dir) in [("forward", cpu_ntt::Direction::Forward), ("inverse", cpu_ntt::Direction::Inverse)] {
             let mut want = a.clone();
             cpu_ntt::ntt(&mut want, dir);
-            assert_eq!(gpu.ntt(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}");
-            assert_eq!(gpu.ntt_dif(&a, dir, false).unwrap(), want, "{name} NTT 2^{lg}, DIF passes");
             check(dir, false, &want, name);
         }
         let mut want = a.clone();

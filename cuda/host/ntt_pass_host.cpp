@@ -1,5 +1,6 @@
-// cuda/ntt_pass.cuh, the source of the fr_ntt_pass and fr_ntt_pass_dif
-// kernels, compiled for the host and run over the prime field of
+// cuda/ntt_pass.cuh, the source of the NTT pass kernels (fr_ntt_pass,
+// fr_ntt_pass_dif and their radix-4 and radix-8 kernels, the radix taken
+// from each pass's arguments), compiled for the host and run over the prime field of
 // p = 998244353 (2^23 divides p - 1). Each block's threads run as fibers
 // (ucontext) in the block size src/gpu/ntt.rs launches with, switched at
 // every __syncthreads, in an order that changes from barrier to barrier

@@ -112,17 +112,12 @@ impl GpuBackendHandle {
         self.ntt_with(a, dir, coset, false, NttTuning::for_domain(a.len().trailing_zeros()))
     }
 
-    /// [`Self::ntt`] through the decimation-in-frequency passes that the
-    /// quotient runs (`gpu::ntt::ntt_dif`: bit-reversed order out, an inverse
-    /// transform's 1/n and coset shift fused into its last pass), then a bit
-    /// reversal on the device: the same results as [`Self::ntt`].
-    pub fn ntt_dif(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
-        self.ntt_with(a, dir, coset, true, NttTuning::for_domain(a.len().trailing_zeros()))
-    }
-
     /// [`Self::ntt`] by DIT passes (bit reversal first, shift passes
-    /// apart) or by `dif` passes (bit reversal last, an inverse's shift
-    /// fused), with the passes' launch choice `tuning`.
+    /// apart) or by `dif` passes, as the quotient runs them
+    /// (`gpu::ntt::ntt_dif`: bit-reversed order out, an inverse transform's
+    /// 1/n and coset shift fused into its last pass, then a bit reversal on
+    /// the device), with the passes' launch choice `tuning`: the same
+    /// results.
     pub fn ntt_with(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool, dif: bool, tuning: NttTuning) -> Result<Vec<Scalar>> {
         #[cfg(supraseal_gpu)]
         {

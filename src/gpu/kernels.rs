@@ -266,14 +266,24 @@ mod tests {
     /// The `extern "C" __global__` kernels that cuda/*.cu defines, with the
     /// `##G` macros of msm.cu expanded for g1 and g2, and ntt.cu's
     /// `##SUFFIX` macro for each suffix it is instantiated with
-    /// (`NTT_PASS_KERNELS(_r4, 2)`): (symbol, parameter list).
+    /// (`NTT_PASS_KERNELS(_r4, 2)`, the suffix checked against the radix):
+    /// (symbol, parameter list).
     fn defined_in_cuda() -> Vec<(String, String)> {
         let mut kernels = Vec::new();
         for text in cuda_sources() {
+            // Each instantiation's suffix names its radix: `_r4` for RADIX_LG 2,
+            // none for radix 2 (the kernels' launches pick them by name).
             let suffixes: Vec<String> = text
                 .split("\nNTT_PASS_KERNELS(")
                 .skip(1)
-                .map(|rest| rest.split_once(',').expect("NTT_PASS_KERNELS(suffix, radix)").0.trim().to_string())
+                .map(|rest| {
+                    let (args, _) = rest.split_once(')').expect("NTT_PASS_KERNELS(suffix, radix_lg)");
+                    let (suffix, radix_lg) = args.split_once(',').expect("NTT_PASS_KERNELS(suffix, radix_lg)");
+                    let radix_lg: u32 = radix_lg.trim().parse().expect("NTT_PASS_KERNELS: a number as radix_lg");
+                    let want = if radix_lg == 1 { String::new() } else { format!("_r{}", 1u32 << radix_lg) };
+                    assert_eq!(suffix.trim(), want, "NTT_PASS_KERNELS({args}): the suffix of radix 2^{radix_lg}");
+                    want
+                })
                 .collect();
             for def in text.split("extern \"C\" __global__ void ").skip(1) {
                 // An optional `__launch_bounds__(N) ` before the name.

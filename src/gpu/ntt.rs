@@ -175,7 +175,8 @@ macro_rules! by_radix {
         match $tuning.radix_lg {
             1 => launch::$r2($($arg),*),
             2 => launch::$r4($($arg),*),
-            _ => launch::$r8($($arg),*),
+            3 => launch::$r8($($arg),*),
+            r => unreachable!("ntt: no kernel of radix 2^{r}"),
         }
     };
 }
@@ -202,16 +203,23 @@ fn ntt_passes(lg_n: u32) -> Vec<Pass> {
     passes
 }
 
-/// The launch shape of one `fr_ntt_pass` or `fr_ntt_pass_dif` pass over
-/// 2^lg_n scalars ([`ntt_passes`]): one thread per group of 2^radix_lg
-/// scalars in the pass's largest stage groups (cuda/ntt_pass.cuh), at most
-/// [`NTT_THREADS`].
+/// The stages of a pass's largest group: its k stages split into
+/// ⌈k / radix_lg⌉ groups as even as they divide (cuda/ntt_pass.cuh's
+/// `ntt_pass`; k = 10 at radix 8: 3, 3, 2, 2; k = 4: 2, 2).
+fn largest_group(k: u32, radix_lg: u32) -> u32 {
+    k.div_ceil(k.div_ceil(radix_lg))
+}
+
+/// The launch shape of one NTT pass over 2^lg_n scalars ([`ntt_passes`]) in
+/// any of its kernels (`fr_ntt_pass`, `fr_ntt_pass_dif` and their radix-4 and
+/// radix-8 kernels): one thread per scalar group of the pass's largest stage
+/// groups ([`largest_group`]), at most [`NTT_THREADS`].
 fn pass_config(lg_n: u32, (s0, k, lg_t): Pass, tuning: NttTuning) -> LaunchConfig {
     tuning.check();
     let tile = 1u32 << (k + lg_t);
     LaunchConfig {
         grid_dim: ((1usize << lg_n >> (k + lg_t)) as u32, 1, 1),
-        block_dim: ((tile >> tuning.radix_lg.min(k)).min(NTT_THREADS), 1, 1),
+        block_dim: ((tile >> largest_group(k, tuning.radix_lg)).min(NTT_THREADS), 1, 1),
         shared_mem_bytes: ntt_shared_bytes(s0, k, lg_t),
     }
 }
@@ -242,7 +250,7 @@ pub fn ntt(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, tuni
 /// In-place NTT of n = 2^lg_n scalars in bit-reversed order (as
 /// [`ntt_dif`] leaves them), natural order out: the lg_n radix-2 DIT
 /// stages in passes of up to 10 stages each in shared memory, in groups of
-/// `tuning.radix_lg` stages per barrier.
+/// up to `tuning.radix_lg` stages per barrier.
 pub fn ntt_bit_reversed_in(gpu: &Exec, data: &mut CudaSlice<u64>, tw: &Twiddles, lg_n: u32, tuning: NttTuning) -> Result<()> {
     assert!(data.len() >= 4 << lg_n, "ntt: 2^{lg_n} scalars");
     for pass in ntt_passes(lg_n) {
@@ -600,10 +608,11 @@ mod tests {
         }
     }
 
-    /// A pass's block has one thread per scalar group of the largest stage
-    /// groups: radix 2 keeps the block of one thread per butterfly (a 2^10
-    /// tile: 256 threads, two butterflies each), radix 8 one thread per 8
-    /// scalars; a pass of fewer stages than the radix, one per column's rows.
+    /// A pass's block has one thread per scalar group of its largest stage
+    /// groups: at radix 2 one per butterfly of a stage (a 2^10 tile: 512
+    /// butterflies, at most 256 threads, two butterflies each), at radix 8
+    /// one per 8 scalars where the groups have 3 stages, per 4 where the
+    /// largest has 2 (k = 4: 2 + 2), and per 2^k where k is below the radix.
     #[test]
     fn pass_blocks_follow_the_radix() {
         let threads = |pass, radix_lg| pass_config(27, pass, NttTuning { radix_lg }).block_dim.0;
@@ -613,6 +622,13 @@ mod tests {
         assert_eq!(threads((19, 8, 1), 3), 64);
         assert_eq!(threads((14, 1, 1), 3), 2);
         assert_eq!(threads((14, 2, 2), 3), 4);
+        assert_eq!(threads((10, 4, 2), 3), 16);
+        assert_eq!(threads((10, 4, 2), 2), 16);
+        assert_eq!(largest_group(10, 3), 3);
+        assert_eq!(largest_group(8, 3), 3);
+        assert_eq!(largest_group(4, 3), 2);
+        assert_eq!(largest_group(9, 2), 2);
+        assert_eq!(largest_group(1, 3), 1);
     }
 
     /// Every stage is covered exactly once, in order, and no block exceeds the tile.

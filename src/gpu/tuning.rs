@@ -79,8 +79,8 @@ pub struct NttTuning {
     /// log2 of the radix, 1 ..= 3: a pass's k radix-2 stages run in groups
     /// of up to `radix_lg` consecutive stages, each thread taking
     /// 2^radix_lg scalars of its block's tile through a group in registers,
-    /// with one barrier per group (radix 2: one per stage). A block has
-    /// 2^(k + lg_t − min(radix_lg, k)) threads, at most 256.
+    /// with one barrier per group (radix 2: one per stage). A block has one
+    /// thread per scalar group of the pass's largest stage group, at most 256.
     pub radix_lg: u32,
 }
 
@@ -91,8 +91,8 @@ impl NttTuning {
     /// The choice for a 2^lg_n transform: radix 2, which every measured
     /// transform ran (the H200, `notes/runs/s28/69f51b4-ntt.log`: DIF at 2^27
     /// 43.47 ms, sppark 0.1.16 43.07). Radix 4 and 8 cut the barriers and
-    /// the trips through shared memory to a half and a third, at the same
-    /// multiplications; `gpu_bench` times the three side by side, and that
+    /// the trips through shared memory of a pass of k stages from k to
+    /// ⌈k/2⌉ and ⌈k/3⌉ (k = 10: 5 and 4), at the same multiplications; `gpu_bench` times the three side by side, and that
     /// decides this default.
     pub fn for_domain(_lg_n: u32) -> Self {
         NttTuning { radix_lg: 1 }
