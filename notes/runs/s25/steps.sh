@@ -4,7 +4,7 @@
 #   tests     GPU tests (gpu, gpu_proofs 500-proof loop, lock_protocol, gpu_params,        ~270 s
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
-#   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF passes)         ~100 s
+#   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF, radix 2, 4, 8, 2) ~130 s
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
@@ -46,7 +46,7 @@ for step in "$@"; do
       echo "commit $(cat COMMIT)"; nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv; nproc; free -g | head -2
       for t in ${TESTS:-gpu gpu_proofs lock_protocol gpu_params batch_add_beside}; do
         echo "== $t"; s=$(date +%s)
-        timeout 240 ./$t --test-threads=1 --nocapture
+        timeout 300 ./$t --test-threads=1 --nocapture
         echo "rc=$? ($t, $(( $(date +%s) - s )) s)"
       done
     } > $L 2>&1
