@@ -96,8 +96,9 @@ __device__ __forceinline__ void ntt_group(F* sh, const F* tws, const F* roots, u
 // pass with s0 = 0 (col = 0) reads roots directly. The stages run in groups
 // of up to RADIX_LG stages, as even as k divides, each group in registers
 // (ntt_group); src/gpu/ntt.rs launches one thread per scalar group of the
-// largest groups (at most NTT_THREADS), and a thread takes several groups
-// of a smaller or larger stage group in turn. Each radix is a kernel of its own,
+// largest groups, at most NTT_THREADS, and a thread takes several scalar
+// groups in turn where a stage group is smaller or the cap binds (radix 2:
+// 512 butterflies on 256 threads). Each radix is a kernel of its own,
 // so that radix 2 keeps its few registers (and its occupancy) beside radix
 // 8's 2^3 scalars per thread. Dynamic shared memory:
 // ntt_shared_bytes(s0, k, lg_t) in src/gpu/ntt.rs.

@@ -17,7 +17,7 @@
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
-//! | `SUPRASEAL_C2_NTT_RADIX` | tests and benchmarks: `2`, `4` or `8`, the NTT passes' radix (`gpu::tuning::NttTuning`) in place of the one `NttTuning::for_domain` chooses, so that one process can compare them in whole proofs; read only in builds with the `tools` feature | unset |
+//! | `SUPRASEAL_C2_NTT_RADIX` | `2`, `4` or `8`: the radix of the quotient's NTT passes (`gpu::tuning::NttTuning`: stages a thread runs in registers between two barriers) in place of the one `NttTuning::for_domain` chooses, for comparing them on a card; the proofs are the same | unset (radix 2) |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
@@ -70,8 +70,7 @@ pub struct Settings {
     pub tails_ahead: Option<usize>,
     /// `SUPRASEAL_C2_SPLIT_ALWAYS` (read with the `tools` feature only).
     pub split_always: bool,
-    /// `SUPRASEAL_C2_NTT_RADIX` as log2 of the radix, 1 ..= 3 (read with the
-    /// `tools` feature only).
+    /// `SUPRASEAL_C2_NTT_RADIX` as log2 of the radix, 1 ..= 3.
     pub ntt_radix_lg: Option<u32>,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
@@ -126,8 +125,7 @@ pub const GPU_CHUNK_DEFAULT: usize = 768 * MIB;
 const MIB: usize = 1 << 20;
 
 /// A test-only switch's value (`SUPRASEAL_C2_FAULT_ALLOC`,
-/// `SUPRASEAL_C2_TAILS_AHEAD_MB`, `SUPRASEAL_C2_SPLIT_ALWAYS`,
-/// `SUPRASEAL_C2_NTT_RADIX`) in builds
+/// `SUPRASEAL_C2_TAILS_AHEAD_MB`, `SUPRASEAL_C2_SPLIT_ALWAYS`) in builds
 /// that read them (the `tools` feature, and unit tests); elsewhere `None`,
 /// with one warning per process and switch, so that a shipped library never
 /// acts on one nor fails a call on a malformed one.
@@ -384,7 +382,7 @@ impl Settings {
         // The test-only switches, through `test_only`.
         let test_var = |name: &str| test_only(var(name), name);
         let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS", test_var("SUPRASEAL_C2_SPLIT_ALWAYS"))?;
-        let ntt_radix_lg = match test_var("SUPRASEAL_C2_NTT_RADIX").as_deref() {
+        let ntt_radix_lg = match var("SUPRASEAL_C2_NTT_RADIX").as_deref() {
             None => None,
             Some("2") => Some(1),
             Some("4") => Some(2),

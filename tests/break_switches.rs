@@ -101,13 +101,14 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_FAULT_ALLOC", "1@"),
     ("SUPRASEAL_C2_FAULT_ALLOC", "1@phase1@phase2"),
     ("SUPRASEAL_C2_FAULT_ALLOC", "1 @ phase1"),
+    ("SUPRASEAL_C2_NTT_RADIX", "16"),
+    ("SUPRASEAL_C2_NTT_RADIX", "radix-4"),
+    ("SUPRASEAL_C2_NTT_RADIX", "0"),
     // Test-only switches: refused here (a tools build); a shipped build ignores them.
     ("SUPRASEAL_C2_TAILS_AHEAD_MB", "lots"),
     ("SUPRASEAL_C2_TAILS_AHEAD_MB", "-1"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "yes"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "2"),
-    ("SUPRASEAL_C2_NTT_RADIX", "16"),
-    ("SUPRASEAL_C2_NTT_RADIX", "radix-4"),
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),
@@ -195,6 +196,10 @@ fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", "17592186044415")], // 2^44 − 1 MiB: fits in bytes
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", " 512 ")],
         vec![("SUPRASEAL_C2_LOCKS", "single"), ("SUPRASEAL_C2_PRESTAGE", "off"), ("SUPRASEAL_C2_VRAM_MARGIN_MB", "1")],
+        // The NTT's radix changes how the GPU computes, not what.
+        vec![("SUPRASEAL_C2_NTT_RADIX", "8")],
+        vec![("SUPRASEAL_C2_NTT_RADIX", " 4 ")],
+        vec![("SUPRASEAL_C2_NTT_RADIX", "2")],
     ];
     // Limits and injected faults change what a GPU does (fallback, errors);
     // the CPU backend has no device memory, so they must not change anything.

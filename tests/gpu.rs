@@ -137,6 +137,12 @@ fn gpu_quotient_matches_cpu() {
         let (a, b, c) = (random_scalars(m, s), random_scalars(m, s + 1), random_scalars(m, s + 2));
         let want = CpuCompute.quotient([&a, &b, &c], n).unwrap();
         assert_eq!(gpu.compute().quotient([&a, &b, &c], n).unwrap(), want, "quotient 2^{lg}");
+        // The radix from the settings (SUPRASEAL_C2_NTT_RADIX) reaches the quotient's passes.
+        for radix_lg in [2, 3] {
+            let settings = supraseal_c2::config::Settings { ntt_radix_lg: Some(radix_lg), ..Default::default() };
+            let tuned = supraseal_c2::gpu::GpuBackendHandle::open_with(0, settings).unwrap();
+            assert_eq!(tuned.compute().quotient([&a, &b, &c], n).unwrap(), want, "quotient 2^{lg}, radix 2^{radix_lg}");
+        }
     }
 }
 

@@ -16,12 +16,14 @@ use super::group::DeviceGroup;
 use crate::curve::GroupName;
 use crate::error::Result;
 
-/// log2 of the elements one `fr_ntt_pass` block holds (NTT_TILE_LG in cuda/ntt.cu).
+/// log2 of the elements one NTT pass block holds, in every radix's kernel
+/// (NTT_TILE_LG in cuda/ntt.cu).
 pub const NTT_TILE_LG: u32 = 10;
 
-/// The most dynamic shared memory any `fr_ntt_pass` or `fr_ntt_pass_dif` launch asks for (its
-/// tile, twiddles and column factors at 32 B per scalar; `gpu::ntt` sizes
-/// each pass within it): set as the kernel's limit when the module loads.
+/// The most dynamic shared memory any NTT pass launch asks for, of any
+/// radix or direction (its tile, twiddles and column factors at 32 B per
+/// scalar; `gpu::ntt` sizes each pass within it, a test checks every
+/// pass): set as the limit of [`NTT_PASS_KERNELS`] when the module loads.
 pub const NTT_MAX_SHARED_BYTES: u32 = 32 * ((2 << NTT_TILE_LG) + NTT_TILE_LG * 4);
 
 /// The NTT pass kernels, every radix and direction: they keep their tile and

@@ -26,8 +26,8 @@ const LG_LO: u32 = 10;
 /// of 4 scalars (128 bytes, one L2 line) per global access, or of 2 where
 /// that saves a whole pass (2^19, 2^27: 9 stages per later pass instead of 8).
 const NTT_LG_COLS: u32 = 2;
-/// Threads per `fr_ntt_pass` and `fr_ntt_pass_dif` block (a 2^10 tile has
-/// 512 butterflies per stage).
+/// The most threads of an NTT pass block, of any radix (a 2^10 tile has
+/// 512 butterflies per stage: two per thread at radix 2).
 const NTT_THREADS: u32 = 256;
 
 /// Kernel constants, uploaded once before the kernels that read them: a
@@ -109,8 +109,8 @@ pub fn mul_powers(gpu: &Exec, data: &mut CudaSlice<u64>, base: Scalar, scale: Sc
     t.apply(gpu, data, n)
 }
 
-/// What `fr_ntt_pass` needs for the twiddles of one transform size and
-/// direction (cuda/ntt.cu): `roots[i] = w_(2^NTT_TILE_LG)^i` for i <
+/// What the NTT pass kernels need for the twiddles of one transform size
+/// and direction (cuda/ntt_pass.cuh): `roots[i] = w_(2^NTT_TILE_LG)^i` for i <
 /// 2^(NTT_TILE_LG−1) and power tables of the domain's root w (or w⁻¹) over
 /// n/2 exponents. A few MiB at 2^27, where a full table of w^i would take 2 GiB.
 pub struct Twiddles<M: Mem = Dev> {
@@ -160,8 +160,9 @@ impl Twiddles {
     }
 }
 
-/// Dynamic shared memory of one `fr_ntt_pass` block: the tile, and after the
-/// first pass its twiddles and column factors (32 B per scalar).
+/// Dynamic shared memory of one NTT pass block, of any radix or direction:
+/// the tile, and after the first pass its twiddles and column factors (32 B
+/// per scalar).
 fn ntt_shared_bytes(s0: u32, k: u32, lg_t: u32) -> u32 {
     let (tile, cols) = (1u32 << (k + lg_t), 1u32 << lg_t);
     32 * if s0 == 0 { tile } else { tile + (tile - cols) + k * cols }
@@ -631,7 +632,9 @@ mod tests {
         assert_eq!(largest_group(1, 3), 1);
     }
 
-    /// Every stage is covered exactly once, in order, and no block exceeds the tile.
+    /// Every stage is covered exactly once, in order, no block exceeds the
+    /// tile, and no launch asks for more shared memory than the module load
+    /// allows the kernels.
     #[test]
     fn ntt_passes_cover_every_stage_once() {
         for lg_n in 1..=27u32 {
@@ -644,6 +647,14 @@ mod tests {
                 next = s0 + k;
             }
             assert_eq!(next, lg_n);
+        }
+        for lg_n in 1..=27u32 {
+            for pass in ntt_passes(lg_n) {
+                for tuning in NttTuning::CHOICES {
+                    let shared = pass_config(lg_n, pass, tuning).shared_mem_bytes;
+                    assert!(shared <= crate::gpu::kernels::NTT_MAX_SHARED_BYTES, "2^{lg_n} {pass:?}: {shared} B of shared memory");
+                }
+            }
         }
         assert_eq!(ntt_passes(24), vec![(0, 10, 0), (10, 8, 2), (18, 6, 2)]);
         assert_eq!(ntt_passes(27), vec![(0, 10, 0), (10, 9, 1), (19, 8, 1)]);

@@ -77,7 +77,7 @@ impl MsmTuning {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NttTuning {
     /// log2 of the radix, 1 ..= 3: a pass's k radix-2 stages run in groups
-    /// of up to `radix_lg` consecutive stages, each thread taking
+    /// of up to `radix_lg` consecutive stages, each thread taking up to
     /// 2^radix_lg scalars of its block's tile through a group in registers,
     /// with one barrier per group (radix 2: one per stage). A block has one
     /// thread per scalar group of the pass's largest stage group, at most 256.

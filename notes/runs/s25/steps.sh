@@ -18,9 +18,10 @@
 #             orders them, ~150 s each; each names its variables, so a variant is the same
 #             settings whatever the defaults)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
-#   radix     ours resident, W = 1 x 3 one-circuit calls, once per NTT radix                ~75 s each
-#             (SUPRASEAL_C2_NTT_RADIX in RADICES, default "2 8 4 2": the default first and
-#             last); prints each call's NTT step (ntt_ms) and hold, and checks the proofs
+#   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
+#             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
+#             default first and last); prints each call's NTT step (ntt_ms) and hold, and
+#             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
 #   steps.sh synth-bg tests ntt wait · steps.sh g2 porep · steps.sh upstream · steps.sh porep16
 #   (30 minutes of device time hold the start and these four calls, ~1,700 s; then porep16b if time is left)
@@ -129,8 +130,10 @@ for step in "$@"; do
     same_proofs $OUT/upstream/proofs-porep-32g-upstream.txt
     ;;
   radix)
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "radix: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    i=0
     for radix in ${RADICES:-2 8 4 2}; do
-      R=$OUT/radix$radix; [ -d $R ] && R=$R-again; mkdir -p $R
+      i=$((i + 1)); R=$OUT/radix$radix-$i; mkdir -p $R
       env OUT=$R WORKERS=1 PARTITIONS=3 MODES=two KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS SUPRASEAL_C2_NTT_RADIX=$radix" \
         timeout 200 ./run.sh porep-same-run > /dev/null 2>&1
       echo "run.sh rc=$? (radix $radix)"
