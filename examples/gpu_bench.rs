@@ -187,7 +187,7 @@ fn main() {
         let a = scalars(1 << lg);
         // Each launch choice in turn, the default first, then the default
         // again: its two medians bracket the others' drift on a shared card.
-        let default = NttTuning::for_domain(lg);
+        let default = NttTuning::for_domain(lg, None);
         let others = NttTuning::CHOICES.into_iter().filter(|&t| t != default);
         for tuning in std::iter::once(default).chain(others).chain(std::iter::once(default)) {
             let (tw, on_device, dif) = gpu.ntt_on_device_ms(&a, 5, tuning).unwrap();

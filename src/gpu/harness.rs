@@ -109,7 +109,7 @@ impl GpuBackendHandle {
     /// backend's conventions (`cpu::ntt`): natural order, inverse scaled by
     /// 1/n, `coset` evaluating on / interpolating from g·⟨ω⟩.
     pub fn ntt(&self, a: &[Scalar], dir: crate::curve::Direction, coset: bool) -> Result<Vec<Scalar>> {
-        self.ntt_with(a, dir, coset, false, NttTuning::for_domain(a.len().trailing_zeros()))
+        self.ntt_with(a, dir, coset, false, NttTuning::for_domain(a.len().trailing_zeros(), None))
     }
 
     /// [`Self::ntt`] by DIT passes (bit reversal first, shift passes

@@ -402,7 +402,7 @@ pub fn quotient_bytes(n: usize) -> usize {
 /// a's buffer.
 pub fn quotient(gpu: &Exec, n: usize, mut input: impl FnMut(usize) -> Result<ScalarBuf>, spare: impl FnOnce(ScalarBuf)) -> Result<ScalarBuf> {
     let lg_n = n.trailing_zeros();
-    let tuning = gpu.settings.ntt_radix_lg.map_or_else(|| NttTuning::for_domain(lg_n), |radix_lg| NttTuning { radix_lg });
+    let tuning = NttTuning::for_domain(lg_n, gpu.settings.ntt_radix_lg);
     let mut q = QuotientScratch::new(&mut OnDevice(gpu), n)?;
     gpu.stream.memcpy_htod(limbs(&quotient_consts(n)), &mut q.consts).map_err(cuda_err("upload quotient constants"))?;
     let QuotientScratch { fwd, inv, coset, consts } = &mut q;
@@ -644,17 +644,13 @@ mod tests {
                 assert_eq!(s0, next, "lg_n {lg_n}: passes {passes:?}");
                 assert!(k >= 1 && k + lg_t <= NTT_TILE_LG, "lg_n {lg_n}: {passes:?}");
                 assert!(lg_t <= s0, "lg_n {lg_n}: columns beyond 2^s0 in {passes:?}");
+                for tuning in NttTuning::CHOICES {
+                    let shared = pass_config(lg_n, (s0, k, lg_t), tuning).shared_mem_bytes;
+                    assert!(shared <= crate::gpu::kernels::NTT_MAX_SHARED_BYTES, "2^{lg_n} {:?}: {shared} B of shared memory", (s0, k, lg_t));
+                }
                 next = s0 + k;
             }
             assert_eq!(next, lg_n);
-        }
-        for lg_n in 1..=27u32 {
-            for pass in ntt_passes(lg_n) {
-                for tuning in NttTuning::CHOICES {
-                    let shared = pass_config(lg_n, pass, tuning).shared_mem_bytes;
-                    assert!(shared <= crate::gpu::kernels::NTT_MAX_SHARED_BYTES, "2^{lg_n} {pass:?}: {shared} B of shared memory");
-                }
-            }
         }
         assert_eq!(ntt_passes(24), vec![(0, 10, 0), (10, 8, 2), (18, 6, 2)]);
         assert_eq!(ntt_passes(27), vec![(0, 10, 0), (10, 9, 1), (19, 8, 1)]);

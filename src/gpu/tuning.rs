@@ -88,14 +88,16 @@ impl NttTuning {
     /// Every choice the kernels take: radix 2, 4 and 8.
     pub const CHOICES: [NttTuning; 3] = [NttTuning { radix_lg: 1 }, NttTuning { radix_lg: 2 }, NttTuning { radix_lg: 3 }];
 
-    /// The choice for a 2^lg_n transform: radix 2, which every measured
-    /// transform ran (the H200, `notes/runs/s28/69f51b4-ntt.log`: DIF at 2^27
-    /// 43.47 ms, sppark 0.1.16 43.07). Radix 4 and 8 cut the barriers and
-    /// the trips through shared memory of a pass of k stages from k to
-    /// ⌈k/2⌉ and ⌈k/3⌉ (k = 10: 5 and 4), at the same multiplications; `gpu_bench` times the three side by side, and that
-    /// decides this default.
-    pub fn for_domain(_lg_n: u32) -> Self {
-        NttTuning { radix_lg: 1 }
+    /// The choice for a 2^lg_n transform: `radix_lg` where the call's
+    /// settings name one (`SUPRASEAL_C2_NTT_RADIX`), else radix 2, which
+    /// every measured transform ran (the H200,
+    /// `notes/runs/s28/69f51b4-ntt.log`: DIF at 2^27 43.47 ms, sppark 0.1.16
+    /// 43.07). Radix 4 and 8 cut the barriers and the trips through shared
+    /// memory of a pass of k stages from k to ⌈k/2⌉ and ⌈k/3⌉ (k = 10: 5 and
+    /// 4), at the same multiplications; `gpu_bench` times the three side by
+    /// side, and that decides this default.
+    pub fn for_domain(_lg_n: u32, radix_lg: Option<u32>) -> Self {
+        NttTuning { radix_lg: radix_lg.unwrap_or(1) }
     }
 
     /// Panics on a choice the kernels cannot run (a programming error).
