@@ -8,15 +8,19 @@ bash scripts/gpu-pack.sh
 rm -rf /tmp/pk && mkdir -p /tmp/pk
 cp gpu-pack/{supraseal-c2,gpu,gpu_proofs,lock_protocol,gpu_params,batch_add_beside,gpu_bench,sppark_bench,libupstream_ref.so,run.sh,gpu-samples.py,COMMIT} /tmp/pk/
 # gpu_bench as of 69508fc (the G2 kernels before cuda/xyzz_add.cuh), for the `g2` step's
-# same-run comparison; built in the same target directory (only the crate rebuilds).
-base=69508fc
-nvcc=$(scripts/install-cuda-toolchain.sh | tail -n 1)
-rm -rf /tmp/ssc2-base && mkdir -p /tmp/ssc2-base && git archive "$base" | tar x -C /tmp/ssc2-base
-(cd /tmp/ssc2-base && NVCC="$nvcc" SUPRASEAL_C2_CUDA_ARCHS=90 CARGO_TARGET_DIR="$root/target-gpu" \
-  cargo build --release -p supraseal-c2 --example gpu_bench)
-cp target-gpu/release/examples/gpu_bench /tmp/pk/gpu_bench_base
-strip --strip-debug /tmp/pk/gpu_bench_base
-echo "$base" > /tmp/pk/BASE
+# same-run comparison; BASE=none skips it. It builds in its own target directory: in target-gpu,
+# cargo would take the same package's newer build for fresh (the archive's files keep their
+# commit times).
+base=${BASE:-69508fc}
+if [ "$base" != none ]; then
+  nvcc=$(scripts/install-cuda-toolchain.sh | tail -n 1)
+  rm -rf /tmp/ssc2-base && mkdir -p /tmp/ssc2-base && git archive "$base" | tar x -C /tmp/ssc2-base
+  (cd /tmp/ssc2-base && NVCC="$nvcc" SUPRASEAL_C2_CUDA_ARCHS=90 CARGO_TARGET_DIR="$root/target-old" \
+    cargo build --release -p supraseal-c2 --example gpu_bench)
+  cp target-old/release/examples/gpu_bench /tmp/pk/gpu_bench_base
+  strip --strip-debug /tmp/pk/gpu_bench_base
+  echo "$base" > /tmp/pk/BASE
+fi
 cp notes/runs/s24/70cf2f7-proofs-upstream.txt notes/runs/s25/steps.sh /tmp/pk/
 tar czf gpu-pack.tgz -C /tmp pk
 ls -la gpu-pack.tgz && cat /tmp/pk/COMMIT

@@ -71,6 +71,7 @@ for step in "$@"; do
     grep -E "NTT|tail sweep|rc=|panicked" $N
     ;;
   g2)
+    [ -x gpu_bench_base ] || { echo "g2: no gpu_bench_base in the pack (built with BASE=none)"; continue; }
     B=$OUT/g2.log
     for b in gpu_bench_base gpu_bench; do
       echo "== $b ($( [ $b = gpu_bench ] && cat COMMIT || cat BASE ))"
