@@ -5,6 +5,7 @@
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF, radix 2, 4, 8, 2) ~130 s
+#             (NTT_BINS="gpu_bench gpu_bench_lb …" runs each of those builds in turn)
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
@@ -66,9 +67,11 @@ for step in "$@"; do
     N=$OUT/ntt.log
     {
       echo "== sppark 0.1.16"; timeout 150 ./sppark_bench 20 27; echo "rc=$?"
-      echo "== ours"; BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=27 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
+      for b in ${NTT_BINS:-gpu_bench}; do
+        echo "== ours ($b)"; BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=27 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./$b; echo "rc=$?"
+      done
     } > $N 2>&1
-    grep -E "NTT|tail sweep|rc=|panicked" $N
+    grep -E "NTT|tail sweep|rc=|panicked|^== " $N
     ;;
   g2)
     [ -x gpu_bench_base ] || { echo "g2: no gpu_bench_base in the pack (built with BASE=none)"; continue; }
