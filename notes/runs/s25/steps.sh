@@ -5,7 +5,7 @@
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF, radix 2, 4, 8, 2) ~130 s
-#             (NTT_BINS="gpu_bench gpu_bench_lb …" runs each of those builds in turn)
+#             (NTT_BINS="gpu_bench gpu_bench_lb" runs each build in turn; LB=1 pack.sh makes _lb)
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
