@@ -84,6 +84,38 @@ fn median_ms(mut f: impl FnMut()) -> f64 {
     v[1]
 }
 
+/// The field multiplication alone: sppark's fp_t (32-bit IMADs) against
+/// cuda/fp52.cuh's on the FP64 units, 2^18 threads of two chains of 1,024
+/// products each (median of 5 runs); the first 64 threads' results are
+/// checked against blst.
+fn fp_mul_rows(gpu: &GpuBackendHandle) {
+    use blstrs::Fp;
+    use supraseal_c2::gpu::{fp52_limbs, fp52_value};
+    let (threads, iters) = (1usize << 18, 1024u32);
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let x: Vec<Fp> = (0..3 * threads).map(|_| Fp::random(&mut rng)).collect();
+    let words: Vec<u64> = x.iter().flat_map(|&e| blst::blst_fp::from(e).l).collect();
+    let doubles: Vec<f64> = x.iter().flat_map(fp52_limbs).collect();
+    let (out, ms) = gpu.fp_mul_chains(&words, iters, 5).unwrap();
+    let (out52, ms52) = gpu.fp52_mul_chains(&doubles, iters, 5).unwrap();
+    let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
+    for i in 0..64 {
+        let (x0, y) = (x[3 * i], x[3 * i + 2]);
+        let got = Fp::from(blst::blst_fp { l: out[18 * i..18 * i + 6].try_into().unwrap() });
+        assert_eq!(got, x0 * y.pow_vartime([iters as u64]), "fp_t chain {i}");
+        let got = fp52_value(&out52[24 * i..24 * i + 8]).expect("fp52 limbs in range");
+        assert_eq!(got, x0 * (y * r_inv).pow_vartime([iters as u64]), "fp52 chain {i}");
+    }
+    let products = (2 * threads) as f64 * iters as f64;
+    let rate = |ms: f64| products / (ms * 1e6);
+    println!("| Fp multiplication | 2^18 threads × 2 chains × {iters} | {ms:.2} | sppark's fp_t, 32-bit IMAD: {:.1} G products/s (5 runs) |", rate(ms));
+    println!(
+        "| Fp multiplication | 2^18 threads × 2 chains × {iters} | {ms52:.2} | cuda/fp52.cuh, FP64 FMA: {:.1} G products/s, {:.2}× fp_t's time (5 runs) |",
+        rate(ms52),
+        ms52 / ms
+    );
+}
+
 fn main() {
     let gpu = match GpuBackendHandle::open(0) {
         Ok(g) => g,
@@ -96,6 +128,7 @@ fn main() {
     let max_ntt: u32 = std::env::var("BENCH_NTT_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(27);
     println!("| op | size | ms (median) | how |");
     println!("|---|---|---|---|");
+    fp_mul_rows(&gpu);
     let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let mut msm_inputs = Vec::new();
     // Even sizes from 2^20, and the sweep's size where it is odd.

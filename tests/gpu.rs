@@ -671,3 +671,35 @@ fn gpu_quotient_msm_matches_cpu_with_inputs_staged_in_part() {
     call.end_compute(&compute).unwrap();
     eprintln!("2^{}: quotient and H-MSM match the CPU with a, b, c uploaded in turn and with {k} staged ahead", n.trailing_zeros());
 }
+
+/// The field multiplication alone (cuda/fp_mul.cu): sppark's fp_t and
+/// cuda/fp52.cuh's on the FP64 units, each over 4,096 threads of two chains
+/// of 5 products (x ← x·y), against blst; fp52's products carry its
+/// Montgomery factor 2^-416 each. The triples include 0, 1 and p − 1.
+#[test]
+#[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
+fn gpu_fp_multiplications_match_blst() {
+    use blstrs::Fp;
+    use supraseal_c2::gpu::{fp52_limbs, fp52_value};
+    let gpu = gpu_or_skip!();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed());
+    let edges = [Fp::ZERO, Fp::ONE, -Fp::ONE];
+    let mut triples: Vec<[Fp; 3]> = (0..4096).map(|_| [Fp::random(&mut rng), Fp::random(&mut rng), Fp::random(&mut rng)]).collect();
+    for (i, t) in triples.iter_mut().take(27).enumerate() {
+        *t = [edges[i % 3], edges[i / 3 % 3], edges[i / 9]];
+    }
+    let iters = 5u32;
+    let words: Vec<u64> = triples.iter().flat_map(|t| t.iter().flat_map(|&e| blst::blst_fp::from(e).l)).collect();
+    let (out, _) = gpu.fp_mul_chains(&words, iters, 1).unwrap();
+    let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
+    let doubles: Vec<f64> = triples.iter().flat_map(|t| t.iter().flat_map(fp52_limbs)).collect();
+    let (out52, _) = gpu.fp52_mul_chains(&doubles, iters, 1).unwrap();
+    for (i, [x0, x1, y]) in triples.iter().enumerate() {
+        let got = |k: usize| Fp::from(blst::blst_fp { l: out[18 * i + 6 * k..18 * i + 6 * k + 6].try_into().unwrap() });
+        let yk = y.pow_vartime([iters as u64]);
+        assert_eq!((got(0), got(1)), (x0 * yk, x1 * yk), "fp_t, thread {i}");
+        let got52 = |k: usize| fp52_value(&out52[24 * i + 8 * k..24 * i + 8 * k + 8]).unwrap_or_else(|| panic!("fp52, thread {i}: limbs out of range"));
+        let yk = (y * r_inv).pow_vartime([iters as u64]);
+        assert_eq!((got52(0), got52(1)), (x0 * yk, x1 * yk), "fp52, thread {i}");
+    }
+}

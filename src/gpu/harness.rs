@@ -48,6 +48,27 @@ pub fn pool_state(ordinal: usize) -> std::result::Result<PoolState, String> {
     }
 }
 
+/// `x` (canonical, below p) as cuda/fp52.cuh's eight 52-bit limbs, each an
+/// integer held in a double, for [`GpuBackendHandle::fp52_mul_chains`].
+pub fn fp52_limbs(x: &blstrs::Fp) -> [f64; 8] {
+    let bytes = x.to_bytes_le();
+    let bit = |i: usize| i < 384 && (bytes[i / 8] >> (i % 8)) & 1 == 1;
+    std::array::from_fn(|l| (0..52).filter(|&b| bit(52 * l + b)).map(|b| (1u64 << b) as f64).sum())
+}
+
+/// The field element that eight 52-bit limbs hold (their value mod p);
+/// `None` where a limb is not an integer in [0, 2^52) or the value is not
+/// below 2^382 (fp52_mul's outputs are below 2p < 2^382).
+pub fn fp52_value(limbs: &[f64]) -> Option<blstrs::Fp> {
+    use ff::Field;
+    let ok = |d: f64| (0.0..4503599627370496.0).contains(&d) && d.fract() == 0.0;
+    if limbs.len() != 8 || !limbs.iter().all(|&d| ok(d)) || limbs[7] >= (1u64 << 18) as f64 {
+        return None;
+    }
+    let radix = blstrs::Fp::from(1u64 << 52);
+    Some(limbs.iter().rev().fold(blstrs::Fp::ZERO, |acc, &d| acc * radix + blstrs::Fp::from(d as u64)))
+}
+
 /// Direct access to one GPU for tests and benchmarks, in every build: in a
 /// build without kernels (or on a machine without a GPU) `open` says why.
 pub struct GpuBackendHandle {
@@ -320,6 +341,71 @@ impl GpuBackendHandle {
         }
     }
 
+    /// The field multiplication alone (cuda/fp_mul.cu), with sppark's fp_t:
+    /// `x` holds triples (x0, x1, y) of Fp elements in Montgomery form
+    /// (blst_fp's 6 words each); each of `x.len() / 18` device threads runs
+    /// `iters` rounds of x0 ← x0·y, x1 ← x1·y. Returns the triples after one
+    /// run and the median ms of `reps` further runs (each from the last
+    /// one's output), timed from launch to the end of a synchronisation.
+    pub fn fp_mul_chains(&self, x: &[u64], iters: u32, reps: usize) -> Result<(Vec<u64>, f64)> {
+        #[cfg(supraseal_gpu)]
+        {
+            assert_eq!(x.len() % 18, 0, "fp_mul_chains: x holds triples of 6 words");
+            let threads = x.len() / 18;
+            // SAFETY: x holds a triple per thread of the grid's `threads`.
+            self.chains(x, reps, |gpu, d| unsafe { super::kernels::launch::fp_mul_chains(gpu, super::exec::grid(threads), d, iters, threads) })
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (x, iters, reps);
+            match self.never {}
+        }
+    }
+
+    /// [`Self::fp_mul_chains`] with cuda/fp52.cuh's multiplication on the
+    /// FP64 units: each element is 8 limbs of 52 bits held in doubles
+    /// (value Σ l[i]·2^(52 i), below 2p), and a round is x0 ← x0·y·2^-416
+    /// mod p (Montgomery form with R = 2^416), below 2p.
+    pub fn fp52_mul_chains(&self, x: &[f64], iters: u32, reps: usize) -> Result<(Vec<f64>, f64)> {
+        #[cfg(supraseal_gpu)]
+        {
+            assert_eq!(x.len() % 24, 0, "fp52_mul_chains: x holds triples of 8 limbs");
+            let threads = x.len() / 24;
+            // SAFETY: x holds a triple per thread of the grid's `threads`.
+            self.chains(x, reps, |gpu, d| unsafe { super::kernels::launch::fp52_mul_chains(gpu, super::exec::grid(threads), d, iters, threads) })
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (x, iters, reps);
+            match self.never {}
+        }
+    }
+
+    /// Uploads `x`, runs `launch` on it once and downloads the result, then
+    /// times `reps` more runs: (the first run's output, median ms).
+    #[cfg(supraseal_gpu)]
+    fn chains<T: cudarc::driver::DeviceRepr + Default + Clone>(
+        &self,
+        x: &[T],
+        reps: usize,
+        launch: impl Fn(&super::exec::Exec, &mut cudarc::driver::CudaSlice<T>) -> Result<()>,
+    ) -> Result<(Vec<T>, f64)> {
+        let gpu = self.inner.exec();
+        let sync = || gpu.stream.synchronize().map_err(device::cuda_err("synchronize"));
+        let mut d = gpu.upload(x, "upload Fp chains")?;
+        launch(gpu, &mut d)?;
+        let out = gpu.download(&d, "download Fp chains")?;
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            let t = std::time::Instant::now();
+            launch(gpu, &mut d)?;
+            sync()?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok((out, times[times.len() / 2]))
+    }
+
     /// G1 batch additions of `bitmaps` (one per circuit, at most 16, each
     /// at least `bases.len()` bits) over `bases` uploaded once, in one pass
     /// over the device's copy: the median of `reps` timed runs in ms (the
@@ -393,6 +479,39 @@ impl GpuBackendHandle {
         #[cfg(not(supraseal_gpu))]
         {
             match self.never {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fp52_limbs, fp52_value};
+    use blstrs::Fp;
+    use ff::Field;
+    use rand::SeedableRng;
+
+    /// The limbs hold the element's canonical value (p − 1's limbs are p's
+    /// with the lowest one less), and back; limbs out of range are refused.
+    #[test]
+    fn fp52_limbs_round_trip() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(52);
+        let p_minus_1 = -Fp::ONE;
+        let p52 = [0xeffffffffaaab_u64, 0xfeb153ffffb9f, 0x6b0f6241eabff, 0x12bf6730d2a0f, 0x764774b84f385, 0x1ba7b6434bacd, 0x1ea397fe69a4b, 0x1a011];
+        let mut want = p52.map(|l| l as f64);
+        want[0] -= 1.0;
+        assert_eq!(fp52_limbs(&p_minus_1), want);
+        assert_eq!(fp52_limbs(&Fp::ZERO), [0.0; 8]);
+        for x in [Fp::ZERO, Fp::ONE, p_minus_1].into_iter().chain((0..1000).map(|_| Fp::random(&mut rng))) {
+            assert_eq!(fp52_value(&fp52_limbs(&x)), Some(x));
+        }
+        // p itself and p + 1 read as 0 and 1 (fp52_mul's outputs lie in [0, 2p)).
+        let p = p52.map(|l| l as f64);
+        assert_eq!(fp52_value(&p), Some(Fp::ZERO));
+        let mut q = p;
+        q[0] += 1.0;
+        assert_eq!(fp52_value(&q), Some(Fp::ONE));
+        for bad in [[0.5, 0., 0., 0., 0., 0., 0., 0.], [-1., 0., 0., 0., 0., 0., 0., 0.], [4503599627370496.0, 0., 0., 0., 0., 0., 0., 0.], [0., 0., 0., 0., 0., 0., 0., 262144.0]] {
+            assert_eq!(fp52_value(&bad), None, "{bad:?}");
         }
     }
 }

@@ -227,6 +227,8 @@ kernels! {
     SubgroupBucketKeys = fn subgroup_bucket_keys(key: src u32, stream: val u64, first: val usize, n: val usize, buckets: val u32, out: dst u32);
     BucketHistogram = fn bucket_histogram(keys: src u32, n: val usize, counts: dst u32);
     BucketScatter = fn bucket_scatter(keys: src u32, n: val usize, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
+    FpMulChains = fn fp_mul_chains(x: dst u64, iters: val u32, threads: val usize);
+    Fp52MulChains = fn fp52_mul_chains(x: dst f64, iters: val u32, threads: val usize);
     ;
     BatchAdd(G1BatchAdd = "g1_batch_add", G2BatchAdd = "g2_batch_add") = fn batch_add(
         bases: src u64, bitmaps: src u64, words: val usize, first_word: val usize, n: val usize, chunk: val usize,
@@ -321,7 +323,8 @@ mod tests {
         let base = ty.trim_start_matches("g1_").trim_start_matches("g2_");
         let rust: &'static str = match (pointer, base) {
             (true, "uint32_t") => "u32",
-            (true, "uint64_t" | "fr_t" | "affine_t" | "xyzz_t" | "jacobian_t") => "u64",
+            (true, "double") => "f64",
+            (true, "uint64_t" | "fr_t" | "fp_t" | "affine_t" | "xyzz_t" | "jacobian_t") => "u64",
             (false, "size_t") => "usize",
             (false, "unsigned" | "uint32_t") => "u32",
             (false, "uint64_t") => "u64",
