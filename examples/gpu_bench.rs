@@ -86,8 +86,9 @@ fn median_ms(mut f: impl FnMut()) -> f64 {
 
 /// The field multiplication alone: sppark's fp_t (32-bit IMADs) against
 /// cuda/fp52.cuh's on the FP64 units, 2^18 threads of two chains of 1,024
-/// products each (median of 5 runs); the first 64 threads' results are
-/// checked against blst.
+/// products each (median of 5 runs); then both in one launch, fp52 on 2 to 6
+/// of every 8 warps, which shows whether the two kinds add up on an SM. The
+/// first 64 threads' results of each kind are checked against blst.
 fn fp_mul_rows(gpu: &GpuBackendHandle) {
     use blstrs::Fp;
     use supraseal_c2::gpu::{fp52_limbs, fp52_value};
@@ -96,24 +97,37 @@ fn fp_mul_rows(gpu: &GpuBackendHandle) {
     let x: Vec<Fp> = (0..3 * threads).map(|_| Fp::random(&mut rng)).collect();
     let words: Vec<u64> = x.iter().flat_map(|&e| blst::blst_fp::from(e).l).collect();
     let doubles: Vec<f64> = x.iter().flat_map(fp52_limbs).collect();
-    let (out, ms) = gpu.fp_mul_chains(&words, iters, 5).unwrap();
-    let (out52, ms52) = gpu.fp52_mul_chains(&doubles, iters, 5).unwrap();
     let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
-    for i in 0..64 {
-        let (x0, y) = (x[3 * i], x[3 * i + 2]);
-        let got = Fp::from(blst::blst_fp { l: out[18 * i..18 * i + 6].try_into().unwrap() });
-        assert_eq!(got, x0 * y.pow_vartime([iters as u64]), "fp_t chain {i}");
-        let got = fp52_value(&out52[24 * i..24 * i + 8]).expect("fp52 limbs in range");
-        assert_eq!(got, x0 * (y * r_inv).pow_vartime([iters as u64]), "fp52 chain {i}");
-    }
     let products = (2 * threads) as f64 * iters as f64;
-    let rate = |ms: f64| products / (ms * 1e6);
-    println!("| Fp multiplication | 2^18 threads × 2 chains × {iters} | {ms:.2} | sppark's fp_t, 32-bit IMAD: {:.1} G products/s (5 runs) |", rate(ms));
-    println!(
-        "| Fp multiplication | 2^18 threads × 2 chains × {iters} | {ms52:.2} | cuda/fp52.cuh, FP64 FMA: {:.1} G products/s, {:.2}× fp_t's time (5 runs) |",
-        rate(ms52),
-        ms52 / ms
-    );
+    let mut fp_t_ms = 0.0;
+    for share52 in [0, 8, 2, 3, 4, 5, 6] {
+        let (out, out52, ms) = gpu
+            .fp_mixed_mul_chains(if share52 == 8 { &[] } else { &words }, if share52 == 0 { &[] } else { &doubles }, iters, share52, 5)
+            .unwrap();
+        for i in 0..64 * 8 {
+            let (x0, y) = (x[3 * i], x[3 * i + 2]);
+            if (i / 32) % 8 < share52 as usize {
+                let got = fp52_value(&out52[24 * i..24 * i + 8]).expect("fp52 limbs in range");
+                assert_eq!(got, x0 * (y * r_inv).pow_vartime([iters as u64]), "fp52 chain {i}, share52 {share52}");
+            } else {
+                let got = Fp::from(blst::blst_fp { l: out[18 * i..18 * i + 6].try_into().unwrap() });
+                assert_eq!(got, x0 * y.pow_vartime([iters as u64]), "fp_t chain {i}, share52 {share52}");
+            }
+        }
+        if share52 == 0 {
+            fp_t_ms = ms;
+        }
+        let how = match share52 {
+            0 => "sppark's fp_t, 32-bit IMAD".to_string(),
+            8 => "cuda/fp52.cuh, FP64 FMA".to_string(),
+            s => format!("fp52 on {s} of 8 warps, fp_t on the rest, one launch"),
+        };
+        println!(
+            "| Fp multiplication | 2^18 threads × 2 chains × {iters} | {ms:.2} | {how}: {:.1} G products/s, {:.2}× fp_t's time (5 runs) |",
+            products / (ms * 1e6),
+            ms / fp_t_ms
+        );
+    }
 }
 
 fn main() {

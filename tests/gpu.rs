@@ -673,9 +673,11 @@ fn gpu_quotient_msm_matches_cpu_with_inputs_staged_in_part() {
 }
 
 /// The field multiplication alone (cuda/fp_mul.cu): sppark's fp_t and
-/// cuda/fp52.cuh's on the FP64 units, each over 4,096 threads of two chains
-/// of 5 products (x ← x·y), against blst; fp52's products carry its
-/// Montgomery factor 2^-416 each. The triples include 0, 1 and p − 1.
+/// cuda/fp52.cuh's on the FP64 units, each kind alone and both in one
+/// launch (fp52 on 3 of every 8 warps), over 4,096 threads of two chains of
+/// 5 products (x ← x·y), against blst; fp52's products carry its Montgomery
+/// factor 2^-416 each. The triples include 0, 1 and p − 1; in the mixed
+/// launch each thread's other triple must come back as it went.
 #[test]
 #[cfg_attr(not(supraseal_gpu), ignore = "built without GPU kernels (nvcc not found at build time)")]
 fn gpu_fp_multiplications_match_blst() {
@@ -690,16 +692,23 @@ fn gpu_fp_multiplications_match_blst() {
     }
     let iters = 5u32;
     let words: Vec<u64> = triples.iter().flat_map(|t| t.iter().flat_map(|&e| blst::blst_fp::from(e).l)).collect();
-    let (out, _) = gpu.fp_mul_chains(&words, iters, 1).unwrap();
-    let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
     let doubles: Vec<f64> = triples.iter().flat_map(|t| t.iter().flat_map(fp52_limbs)).collect();
+    let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
+    let (out, _) = gpu.fp_mul_chains(&words, iters, 1).unwrap();
     let (out52, _) = gpu.fp52_mul_chains(&doubles, iters, 1).unwrap();
+    let (mixed, mixed52, _) = gpu.fp_mixed_mul_chains(&words, &doubles, iters, 3, 1).unwrap();
     for (i, [x0, x1, y]) in triples.iter().enumerate() {
-        let got = |k: usize| Fp::from(blst::blst_fp { l: out[18 * i + 6 * k..18 * i + 6 * k + 6].try_into().unwrap() });
-        let yk = y.pow_vartime([iters as u64]);
-        assert_eq!((got(0), got(1)), (x0 * yk, x1 * yk), "fp_t, thread {i}");
-        let got52 = |k: usize| fp52_value(&out52[24 * i + 8 * k..24 * i + 8 * k + 8]).unwrap_or_else(|| panic!("fp52, thread {i}: limbs out of range"));
-        let yk = (y * r_inv).pow_vartime([iters as u64]);
-        assert_eq!((got52(0), got52(1)), (x0 * yk, x1 * yk), "fp52, thread {i}");
+        let fp_t = |o: &[u64], k: usize| Fp::from(blst::blst_fp { l: o[18 * i + 6 * k..18 * i + 6 * k + 6].try_into().unwrap() });
+        let fp52 = |o: &[f64], k: usize| fp52_value(&o[24 * i + 8 * k..24 * i + 8 * k + 8]).unwrap_or_else(|| panic!("fp52, thread {i}: limbs out of range"));
+        let (yk, yk52) = (y.pow_vartime([iters as u64]), (y * r_inv).pow_vartime([iters as u64]));
+        assert_eq!((fp_t(&out, 0), fp_t(&out, 1)), (x0 * yk, x1 * yk), "fp_t, thread {i}");
+        assert_eq!((fp52(&out52, 0), fp52(&out52, 1)), (x0 * yk52, x1 * yk52), "fp52, thread {i}");
+        if (i / 32) % 8 < 3 {
+            assert_eq!((fp52(&mixed52, 0), fp52(&mixed52, 1)), (x0 * yk52, x1 * yk52), "mixed, fp52 thread {i}");
+            assert_eq!(mixed[18 * i..18 * i + 18], words[18 * i..18 * i + 18], "mixed, fp52 thread {i}: its fp_t triple");
+        } else {
+            assert_eq!((fp_t(&mixed, 0), fp_t(&mixed, 1)), (x0 * yk, x1 * yk), "mixed, fp_t thread {i}");
+            assert_eq!(mixed52[24 * i..24 * i + 24], doubles[24 * i..24 * i + 24], "mixed, fp_t thread {i}: its fp52 triple");
+        }
     }
 }

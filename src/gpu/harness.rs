@@ -348,62 +348,61 @@ impl GpuBackendHandle {
     /// run and the median ms of `reps` further runs (each from the last
     /// one's output), timed from launch to the end of a synchronisation.
     pub fn fp_mul_chains(&self, x: &[u64], iters: u32, reps: usize) -> Result<(Vec<u64>, f64)> {
-        #[cfg(supraseal_gpu)]
-        {
-            assert_eq!(x.len() % 18, 0, "fp_mul_chains: x holds triples of 6 words");
-            let threads = x.len() / 18;
-            // SAFETY: x holds a triple per thread of the grid's `threads`.
-            self.chains(x, reps, |gpu, d| unsafe { super::kernels::launch::fp_mul_chains(gpu, super::exec::grid(threads), d, iters, threads) })
-        }
-        #[cfg(not(supraseal_gpu))]
-        {
-            let _ = (x, iters, reps);
-            match self.never {}
-        }
+        self.fp_mixed_mul_chains(x, &[], iters, 0, reps).map(|(out, _, ms)| (out, ms))
     }
 
     /// [`Self::fp_mul_chains`] with cuda/fp52.cuh's multiplication on the
     /// FP64 units: each element is 8 limbs of 52 bits held in doubles
     /// (value Σ l[i]·2^(52 i), below 2p), and a round is x0 ← x0·y·2^-416
     /// mod p (Montgomery form with R = 2^416), below 2p.
-    pub fn fp52_mul_chains(&self, x: &[f64], iters: u32, reps: usize) -> Result<(Vec<f64>, f64)> {
+    pub fn fp52_mul_chains(&self, x52: &[f64], iters: u32, reps: usize) -> Result<(Vec<f64>, f64)> {
+        self.fp_mixed_mul_chains(&[], x52, iters, 8, reps).map(|(_, out, ms)| (out, ms))
+    }
+
+    /// Both in one launch, warp by warp: thread i runs fp52's rounds on its
+    /// triple of `x52` where (i / 32) mod 8 < `share52`, else fp_t's on its
+    /// triple of `x`, and leaves its other triple as it is. Returns both
+    /// buffers after one run and the median ms of `reps` further runs. With
+    /// `share52` 0 or 8 it launches `fp_mul_chains` or `fp52_mul_chains`
+    /// (fewer registers for fp_t alone), and the unused buffer is empty.
+    pub fn fp_mixed_mul_chains(&self, x: &[u64], x52: &[f64], iters: u32, share52: u32, reps: usize) -> Result<(Vec<u64>, Vec<f64>, f64)> {
         #[cfg(supraseal_gpu)]
         {
-            assert_eq!(x.len() % 24, 0, "fp52_mul_chains: x holds triples of 8 limbs");
-            let threads = x.len() / 24;
-            // SAFETY: x holds a triple per thread of the grid's `threads`.
-            self.chains(x, reps, |gpu, d| unsafe { super::kernels::launch::fp52_mul_chains(gpu, super::exec::grid(threads), d, iters, threads) })
+            use super::kernels::launch;
+            assert!(share52 <= 8, "fp_mixed_mul_chains: share52 {share52} of 8 warps");
+            let threads = if share52 == 8 { x52.len() / 24 } else { x.len() / 18 };
+            let want = (if share52 == 8 { 0 } else { 18 * threads }, if share52 == 0 { 0 } else { 24 * threads });
+            assert_eq!((x.len(), x52.len()), want, "fp_mixed_mul_chains: words of x and x52 for {threads} threads, share52 {share52}");
+            let gpu = self.inner.exec();
+            // A buffer of one word where the kernel takes none (cudarc allocates no empty slice).
+            let mut d = gpu.upload(if x.is_empty() { &[0] } else { x }, "upload Fp chains")?;
+            let mut d52 = gpu.upload(if x52.is_empty() { &[0.0] } else { x52 }, "upload Fp chains")?;
+            let cfg = super::exec::grid(threads);
+            // SAFETY: each buffer a kernel reads holds a triple per thread of the grid's `threads`.
+            let run = |d: &mut cudarc::driver::CudaSlice<u64>, d52: &mut cudarc::driver::CudaSlice<f64>| unsafe {
+                match share52 {
+                    0 => launch::fp_mul_chains(gpu, cfg, d, iters, threads),
+                    8 => launch::fp52_mul_chains(gpu, cfg, d52, iters, threads),
+                    _ => launch::fp_mixed_mul_chains(gpu, cfg, d, d52, iters, share52, threads),
+                }
+            };
+            run(&mut d, &mut d52)?;
+            let (out, out52) = (gpu.download(&d, "download Fp chains")?, gpu.download(&d52, "download Fp chains")?);
+            let mut times = Vec::with_capacity(reps);
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                run(&mut d, &mut d52)?;
+                gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((out[..x.len()].to_vec(), out52[..x52.len()].to_vec(), times[times.len() / 2]))
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (x, iters, reps);
+            let _ = (x, x52, iters, share52, reps);
             match self.never {}
         }
-    }
-
-    /// Uploads `x`, runs `launch` on it once and downloads the result, then
-    /// times `reps` more runs: (the first run's output, median ms).
-    #[cfg(supraseal_gpu)]
-    fn chains<T: cudarc::driver::DeviceRepr + Default + Clone>(
-        &self,
-        x: &[T],
-        reps: usize,
-        launch: impl Fn(&super::exec::Exec, &mut cudarc::driver::CudaSlice<T>) -> Result<()>,
-    ) -> Result<(Vec<T>, f64)> {
-        let gpu = self.inner.exec();
-        let sync = || gpu.stream.synchronize().map_err(device::cuda_err("synchronize"));
-        let mut d = gpu.upload(x, "upload Fp chains")?;
-        launch(gpu, &mut d)?;
-        let out = gpu.download(&d, "download Fp chains")?;
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps.max(1) {
-            let t = std::time::Instant::now();
-            launch(gpu, &mut d)?;
-            sync()?;
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        times.sort_by(f64::total_cmp);
-        Ok((out, times[times.len() / 2]))
     }
 
     /// G1 batch additions of `bitmaps` (one per circuit, at most 16, each

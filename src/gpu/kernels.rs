@@ -229,6 +229,7 @@ kernels! {
     BucketScatter = fn bucket_scatter(keys: src u32, n: val usize, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
     FpMulChains = fn fp_mul_chains(x: dst u64, iters: val u32, threads: val usize);
     Fp52MulChains = fn fp52_mul_chains(x: dst f64, iters: val u32, threads: val usize);
+    FpMixedMulChains = fn fp_mixed_mul_chains(x: dst u64, x52: dst f64, iters: val u32, share52: val u32, threads: val usize);
     ;
     BatchAdd(G1BatchAdd = "g1_batch_add", G2BatchAdd = "g2_batch_add") = fn batch_add(
         bases: src u64, bitmaps: src u64, words: val usize, first_word: val usize, n: val usize, chunk: val usize,
