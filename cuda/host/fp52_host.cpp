@@ -3,8 +3,13 @@
 // (std::fma under FE_TOWARDZERO) and checked against big-integer arithmetic:
 // for a, b in [0, 2p), fp52_mul(a, b) = r must satisfy r·2^416 ≡ a·b (mod p)
 // and r < 2p, and a chain r ← r·b must stay so. The inputs are random ones
-// below 2p and the edges 0, 1, p − 1, p, p + 1, 2p − 1 and limbs of all
-// ones. Built and run by the test `fp52_mul_source_on_the_host` in
+// below 2p, the edges 0, 1, p − 1, p, p + 1, 2p − 1 and 2^364·(2p >> 364) − 1
+// (every low limb all ones), and pairs found by a search for the largest
+// carries out of columns 7 to 10 (up to 21 out of column 8: a carry cut to
+// 4 bits passes random inputs). An input below 2^413 beside one below 2p
+// (fp_t's value shifted by 32 bits, as an MSM would convert its bases) must
+// give the same: 2^413 − 1 and (p − 1)·2^32 beside every edge, and random
+// values below p shifted by 32 bits. Built and run by the test `fp52_mul_source_on_the_host` in
 // src/gpu/host_checks.rs:
 //   c++ -std=c++17 -O2 -frounding-math fp52_host.cpp -o t && ./t count seed
 // Prints the products checked; exits 1 at the first mismatch.
@@ -91,6 +96,17 @@ static Big shl(const Big& x, unsigned s) {  // x·2^s
     return r;
 }
 
+static Big from_hex(const char* h) {
+    Big r(7, 0);
+    size_t n = strlen(h);
+    for (size_t i = 0; i < n; i++) {
+        const char c = h[n - 1 - i];
+        const uint64_t d = c <= '9' ? c - '0' : c - 'a' + 10;
+        r[i / 16] |= d << (4 * (i % 16));
+    }
+    return r;
+}
+
 static fp52_t to52(const Big& x) {
     fp52_t r;
     for (unsigned l = 0; l < FP52_LIMBS; l++) {
@@ -136,10 +152,19 @@ int main(int argc, char** argv) {
     const Big one = {1}, two_p = shl(P, 1);
     std::vector<Big> edges = {Big{0}, one, sub(P, one), P, Big(P), sub(two_p, one)};
     edges[4][0] += 1;  // p + 1
-    Big ones(7, 0);    // limbs of all ones below 2p: 2^364·(2p >> 364) − 1 has every low limb 2^52 − 1
-    for (unsigned i = 0; i < 364; i++) ones[i / 64] |= uint64_t(1) << (i % 64);
-    edges.push_back(ones);
-
+    edges.push_back(from_hex("34021fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"));
+    // The search's pairs (the largest carry out of column 8 first).
+    for (const char* h : {"196cafffffffffffff720681e3df48fffffffff15d96fffffffffffff000000001403fffffffffd653bfffffffffffff",
+                          "6264e2721c00984d5fffffffffffff000000006c298e3e8329ed5019ffffffff6447500000000734a7fffffffffffff",
+                          "234abffffffffc181138d6b8b5b215fffffffff0076bdf3ed6b392aa5ffffffff35092ffffffff4b60bfd01e0d62b677",
+                          "18b4cfffffffffffffffffffff40cbcc8cffb78d6bb6fffffffff3b8c0000000016e18ffffffff8c53dfffffffff8d01",
+                          "1012ccd820ae1bc8effffffffffffff0000000066286ffffffff5df4200000000a0c87ffffffff77005ffffffff6beeb",
+                          "19168ffffffff0262e0000000009e57fffffffffffff826f4d0e0b317ffffffff69a75fffffffffffff0000000019f70",
+                          "11c2effffffff039a6fffffffffffff00000000da5c8ffffffff5f0bbfffffffffffffffffffff076f3fffffffffffff",
+                          "2bde1ffffffffa2c200000000014d71ffffffffda12effffffff8a9000000000087fca6b91c95672258ffffffff84f7d",
+                          "aa0af7b6ad33d56affffffffffffffffffffff853b6ffffffff96893fffffffffffff0000000000000fffffffffffff",
+                          "b444d30ff497b35f0cfafc1336c69b000000003621affffffff4d787ffffffffa1855818a013d1920b0000000000000"})
+        edges.push_back(from_hex(h));
     long checked = 0;
     auto check = [&](const Big& a, const Big& b, Big* out) {
         Big r;
@@ -157,12 +182,25 @@ int main(int argc, char** argv) {
     };
     for (const Big& a : edges)
         for (const Big& b : edges) check(a, b, nullptr);
+    Big top(7, 0);  // 2^413 − 1, the largest input below 2^413
+    for (unsigned i = 0; i < 413; i++) top[i / 64] |= uint64_t(1) << (i % 64);
+    Big shifted = shl(sub(P, one), 32);  // (p − 1)·2^32
+    shifted.resize(7);
+    for (const Big& b : edges) {
+        check(top, b, nullptr);
+        check(shifted, b, nullptr);
+    }
     for (long n = 0; n < count; n++) {
         Big a = random_below_2p(rng), b = random_below_2p(rng);
         check(a, b, nullptr);
         if (n % 64 == 0) {  // a chain, each product fed back in
             Big x = a;
             for (int k = 0; k < 16; k++) check(x, b, &x);
+        }
+        if (n % 4 == 0) {  // a value below p shifted by 32 bits (below 2^413), beside b
+            Big s = shl(mod_p(a), 32);
+            s.resize(7);
+            check(s, b, nullptr);
         }
     }
     printf("%ld products checked\n", checked);

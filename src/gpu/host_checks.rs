@@ -73,16 +73,19 @@ fn xyzz_add_source_on_the_host() {
 /// cuda/fp52.cuh (the field multiplication on the FP64 units) with the
 /// device's fused multiply-add rounded toward zero, against big-integer
 /// arithmetic: every product of the edges (0, 1, p − 1, p, p + 1, 2p − 1,
-/// limbs of all ones) and of 20,000 random pairs below 2p from two seeds,
-/// with chains of products fed back in; each r must satisfy
-/// r·2^416 ≡ a·b (mod p) and r < 2p. `-frounding-math` keeps the compiler
-/// from folding the FMAs in the default rounding mode.
+/// low limbs of all ones, and pairs searched for the largest carries),
+/// 20,000 random pairs below 2p from two seeds with chains of products fed
+/// back in, and inputs below 2^413 (values shifted by 32 bits) beside ones
+/// below 2p; each r must satisfy r·2^416 ≡ a·b (mod p) and r < 2p.
+/// `-frounding-math` keeps the compiler from folding the FMAs in the default
+/// rounding mode.
 #[test]
 fn fp52_mul_source_on_the_host() {
     let check = HostCheck::build("fp52_host.cpp", &["-frounding-math".to_string()]);
     for seed in ["1", "2"] {
         let text = check.run(&["20000", seed]);
-        // 49 edge products, 20,000 random ones and 313 chains of 16.
-        assert_eq!(text.trim(), "25057 products checked", "seed {seed}");
+        // 17² edge products, 34 of the two inputs below 2^413 beside the edges,
+        // 20,000 random pairs, 313 chains of 16 and 5,000 shifted values.
+        assert_eq!(text.trim(), "30331 products checked", "seed {seed}");
     }
 }

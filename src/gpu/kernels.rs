@@ -366,6 +366,8 @@ mod tests {
         assert_eq!(as_declared("uint32_t *idx"), Param { name: "idx", mode: "dst", ty: "u32" });
         assert_eq!(as_declared("size_t n"), Param { name: "n", mode: "val", ty: "usize" });
         assert_eq!(as_declared("unsigned c"), Param { name: "c", mode: "val", ty: "u32" });
+        assert_eq!(as_declared("double* x52"), Param { name: "x52", mode: "dst", ty: "f64" });
+        assert_eq!(as_declared("const fp_t* x"), Param { name: "x", mode: "src", ty: "u64" });
     }
 
     /// Each per-group kernel's instances are the G1 and G2 symbols of one
