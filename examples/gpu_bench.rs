@@ -1,4 +1,6 @@
-//! GPU timing of the kernels as the pipeline calls them: G1 MSM at
+//! GPU timing of the kernels as the pipeline calls them, after the Fp
+//! multiplication alone (sppark's fp_t against cuda/fp52.cuh's on the FP64
+//! units, and both in one launch; `fp_mul_rows`): G1 MSM at
 //! 2^20..2^26 points (bases and scalars in page-locked host memory, uploads
 //! and the result's download included, as for the key's pinned tail vectors)
 //! and the forward Fr NTT at 2^20..2^27 (data already on the device, as in
