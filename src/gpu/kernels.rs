@@ -95,7 +95,8 @@ macro_rules! push_arg {
 }
 
 /// The kernel table: one entry per kernel,
-/// `Variant = fn symbol(param: mode Type, …);` in the order
+/// `Variant = fn symbol(param: mode Type, …);` (after any attributes for
+/// its launch function) in the order
 /// [`Kernel::index`] numbers them; then, after `;`, one entry per kernel
 /// instantiated for both groups (a template over the point types in cuda/,
 /// one `extern "C"` wrapper per group), `Name(VariantG1 = "symbol_g1",
@@ -107,7 +108,7 @@ macro_rules! push_arg {
 /// one against the other).
 macro_rules! kernels {
     (
-        $($variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
+        $($(#[$attr:meta])* $variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
         ;
         $($point:ident($g1:ident = $g1_name:literal, $g2:ident = $g2_name:literal) = fn $pname:ident($($pp:ident: $pmode:ident $pt:ident),* $(,)?);)*
     ) => {
@@ -180,6 +181,7 @@ macro_rules! kernels {
 
             $(
                 #[doc = concat!("Launches `", stringify!($name), "`; see the [module](self)'s safety contract.")]
+                $(#[$attr])*
                 pub unsafe fn $name(exec: &Exec, cfg: LaunchConfig, $($p: arg_ty!($mode $t)),*) -> Result<()> {
                     let k = Kernel::$variant;
                     let mut l = exec.stream.launch_builder(exec.kernel(k));
@@ -227,8 +229,12 @@ kernels! {
     SubgroupBucketKeys = fn subgroup_bucket_keys(key: src u32, stream: val u64, first: val usize, n: val usize, buckets: val u32, out: dst u32);
     BucketHistogram = fn bucket_histogram(keys: src u32, n: val usize, counts: dst u32);
     BucketScatter = fn bucket_scatter(keys: src u32, n: val usize, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
+    // The Fp chain kernels are launched by the tools' harness alone (gpu_bench, the GPU tests).
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
     FpMulChains = fn fp_mul_chains(x: dst u64, iters: val u32, threads: val usize);
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
     Fp52MulChains = fn fp52_mul_chains(x: dst f64, iters: val u32, threads: val usize);
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
     FpMixedMulChains = fn fp_mixed_mul_chains(x: dst u64, x52: dst f64, iters: val u32, share52: val u32, threads: val usize);
     ;
     BatchAdd(G1BatchAdd = "g1_batch_add", G2BatchAdd = "g2_batch_add") = fn batch_add(

@@ -85,7 +85,9 @@ pub struct NttTuning {
 }
 
 impl NttTuning {
-    /// Every choice the kernels take: radix 2, 4 and 8.
+    /// Every choice the kernels take: radix 2, 4 and 8 (for the tools'
+    /// harness and the GPU tests).
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
     pub const CHOICES: [NttTuning; 3] = [NttTuning { radix_lg: 1 }, NttTuning { radix_lg: 2 }, NttTuning { radix_lg: 3 }];
 
     /// The choice for a 2^lg_n transform: `radix_lg` where the call's
