@@ -4,4 +4,3 @@
 #include "batch_add.cu"
 #include "msm.cu"
 #include "subgroup.cu"
-#include "fp_mul.cu"

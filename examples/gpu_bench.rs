@@ -1,6 +1,4 @@
-//! GPU timing of the kernels as the pipeline calls them, after the Fp
-//! multiplication alone (sppark's fp_t against cuda/fp52.cuh's on the FP64
-//! units, and both in one launch; `fp_mul_rows`): G1 MSM at
+//! GPU timing of the kernels as the pipeline calls them: G1 MSM at
 //! 2^20..2^26 points (bases and scalars in page-locked host memory, uploads
 //! and the result's download included, as for the key's pinned tail vectors)
 //! and the forward Fr NTT at 2^20..2^27 (data already on the device, as in
@@ -86,64 +84,6 @@ fn median_ms(mut f: impl FnMut()) -> f64 {
     v[1]
 }
 
-/// The field multiplication alone: sppark's fp_t (32-bit IMADs) against
-/// cuda/fp52.cuh's on the FP64 units, 2^20 threads of two chains of 256
-/// products each (median of 5 runs; 2^20 threads make 11 and 16 waves of
-/// the two kernels' blocks on an H100 or H200, so the last wave weighs
-/// little); then both in one launch, fp52 on 0 to 8 of every 8 warps, all at
-/// fp52's registers, which shows whether the two kinds add up on an SM. The
-/// first 512 threads' results are checked against blst.
-fn fp_mul_rows(gpu: &GpuBackendHandle) {
-    use blstrs::Fp;
-    use supraseal_c2::gpu::{fp52_limbs, fp52_value};
-    let (threads, iters) = (1usize << 20, 256u32);
-    let x: Vec<Fp> = (0..3 * threads)
-        .into_par_iter()
-        .chunks(4096)
-        .flat_map_iter(|c| {
-            let mut rng = ChaCha20Rng::seed_from_u64(c[0] as u64);
-            c.into_iter().map(move |_| Fp::random(&mut rng))
-        })
-        .collect();
-    let words: Vec<u64> = x.iter().flat_map(|&e| blst::blst_fp::from(e).l).collect();
-    let doubles: Vec<f64> = x.par_iter().flat_map_iter(fp52_limbs).collect();
-    let r_inv = Fp::from(2u64).pow_vartime([416]).invert().unwrap();
-    let products = (2 * threads) as f64 * iters as f64;
-    let check = |out: &[u64], out52: &[f64], share52: u32, what: &str| {
-        for i in 0..512 {
-            let y = x[3 * i + 2];
-            for k in 0..2 {
-                let x0 = x[3 * i + k];
-                if (i / 32) % 8 < share52 as usize {
-                    let got = fp52_value(&out52[24 * i + 8 * k..24 * i + 8 * k + 8]).expect("fp52 limbs below 2p");
-                    assert_eq!(got, x0 * (y * r_inv).pow_vartime([iters as u64]), "{what}: fp52 chain {k} of thread {i}");
-                } else {
-                    let got = Fp::from(blst::blst_fp { l: out[18 * i + 6 * k..18 * i + 6 * k + 6].try_into().unwrap() });
-                    assert_eq!(got, x0 * y.pow_vartime([iters as u64]), "{what}: fp_t chain {k} of thread {i}");
-                }
-            }
-        }
-    };
-    let row = |ms: f64, base: f64, how: &str| {
-        println!(
-            "| Fp multiplication | 2^20 threads × 2 chains × {iters} | {ms:.2} | {how}: {:.1} G products/s, {:.2}× fp_t's time (5 runs) |",
-            products / (ms * 1e6),
-            ms / base
-        )
-    };
-    let (out, fp_t_ms) = gpu.fp_mul_chains(&words, iters, 5).unwrap();
-    check(&out, &[], 0, "fp_t");
-    row(fp_t_ms, fp_t_ms, "sppark's fp_t alone, 32-bit IMAD");
-    let (out52, ms) = gpu.fp52_mul_chains(&doubles, iters, 5).unwrap();
-    check(&[], &out52, 8, "fp52");
-    row(ms, fp_t_ms, "cuda/fp52.cuh alone, FP64 FMA");
-    for share52 in [0, 2, 3, 4, 5, 6, 8] {
-        let (out, out52, ms) = gpu.fp_mixed_mul_chains(&words, &doubles, iters, share52, 5).unwrap();
-        check(&out, &out52, share52, "mixed");
-        row(ms, fp_t_ms, &format!("one launch, fp52 on {share52} of 8 warps, fp_t on the rest"));
-    }
-}
-
 fn main() {
     let gpu = match GpuBackendHandle::open(0) {
         Ok(g) => g,
@@ -156,7 +96,6 @@ fn main() {
     let max_ntt: u32 = std::env::var("BENCH_NTT_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(27);
     println!("| op | size | ms (median) | how |");
     println!("|---|---|---|---|");
-    fp_mul_rows(&gpu);
     let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let mut msm_inputs = Vec::new();
     // Even sizes from 2^20, and the sweep's size where it is odd.

@@ -48,41 +48,6 @@ pub fn pool_state(ordinal: usize) -> std::result::Result<PoolState, String> {
     }
 }
 
-/// `x` (canonical, below p) as cuda/fp52.cuh's eight 52-bit limbs, each an
-/// integer held in a double, for [`GpuBackendHandle::fp52_mul_chains`].
-pub fn fp52_limbs(x: &blstrs::Fp) -> [f64; 8] {
-    let bytes = x.to_bytes_le();
-    let bit = |i: usize| i < 384 && (bytes[i / 8] >> (i % 8)) & 1 == 1;
-    std::array::from_fn(|l| (0..52).filter(|&b| bit(52 * l + b)).map(|b| 1u64 << b).sum::<u64>() as f64)
-}
-
-/// The field element that eight 52-bit limbs hold (their value mod p);
-/// `None` where a limb is not an integer in [0, 2^52) (−0.0 included) or
-/// the value is not below 2p, the bound of fp52_mul's outputs.
-pub fn fp52_value(limbs: &[f64]) -> Option<blstrs::Fp> {
-    use ff::Field;
-    const P: [u64; 6] = [0xb9fe_ffff_ffff_aaab, 0x1eab_fffe_b153_ffff, 0x6730_d2a0_f6b0_f624, 0x6477_4b84_f385_12bf, 0x4b1b_a7b6_434b_acd7, 0x1a01_11ea_397f_e69a];
-    let ok = |d: f64| d.is_sign_positive() && d < 4503599627370496.0 && d.fract() == 0.0;
-    if limbs.len() != 8 || !limbs.iter().all(|&d| ok(d)) {
-        return None;
-    }
-    // The value's and 2p's 64-bit words, most significant first.
-    let mut words = [0u64; 7];
-    for (l, &d) in limbs.iter().enumerate() {
-        let (v, bit) = (d as u64, 52 * l);
-        words[bit / 64] |= v << (bit % 64);
-        if bit % 64 > 12 {
-            words[bit / 64 + 1] |= v >> (64 - bit % 64);
-        }
-    }
-    let two_p: [u64; 7] = std::array::from_fn(|w| (if w < 6 { P[w] << 1 } else { 0 }) | if w > 0 { P[w - 1] >> 63 } else { 0 });
-    if words.iter().rev().cmp(two_p.iter().rev()) != std::cmp::Ordering::Less {
-        return None;
-    }
-    let radix = blstrs::Fp::from(1u64 << 52);
-    Some(limbs.iter().rev().fold(blstrs::Fp::ZERO, |acc, &d| acc * radix + blstrs::Fp::from(d as u64)))
-}
-
 /// Direct access to one GPU for tests and benchmarks, in every build: in a
 /// build without kernels (or on a machine without a GPU) `open` says why.
 pub struct GpuBackendHandle {
@@ -355,79 +320,6 @@ impl GpuBackendHandle {
         }
     }
 
-    /// The field multiplication alone (cuda/fp_mul.cu), with sppark's fp_t:
-    /// `x` holds triples (x0, x1, y) of Fp elements in Montgomery form
-    /// (blst_fp's 6 words each); each of `x.len() / 18` device threads runs
-    /// `iters` rounds of x0 ← x0·y, x1 ← x1·y. Returns the triples after one
-    /// run and the median ms of `reps` further runs (each from the last
-    /// one's output), timed from launch to the end of a synchronisation.
-    pub fn fp_mul_chains(&self, x: &[u64], iters: u32, reps: usize) -> Result<(Vec<u64>, f64)> {
-        self.mul_chains(x, &[], iters, None, reps).map(|(out, _, ms)| (out, ms))
-    }
-
-    /// [`Self::fp_mul_chains`] with cuda/fp52.cuh's multiplication on the
-    /// FP64 units: each element is 8 limbs of 52 bits held in doubles
-    /// (value Σ l[i]·2^(52 i), below 2p), and a round is x0 ← x0·y·2^-416
-    /// mod p (Montgomery form with R = 2^416), below 2p.
-    pub fn fp52_mul_chains(&self, x52: &[f64], iters: u32, reps: usize) -> Result<(Vec<f64>, f64)> {
-        self.mul_chains(&[], x52, iters, None, reps).map(|(_, out, ms)| (out, ms))
-    }
-
-    /// Both in one launch (`fp_mixed_mul_chains`, with fp52's registers for
-    /// every warp), warp by warp: thread i runs fp52's rounds on its triple
-    /// of `x52` where (i / 32) mod 8 < `share52` (0 ..= 8), else fp_t's on
-    /// its triple of `x`, and leaves its other triple as it is. Returns both
-    /// buffers after one run and the median ms of `reps` further runs.
-    pub fn fp_mixed_mul_chains(&self, x: &[u64], x52: &[f64], iters: u32, share52: u32, reps: usize) -> Result<(Vec<u64>, Vec<f64>, f64)> {
-        assert!(share52 <= 8, "fp_mixed_mul_chains: share52 {share52} of 8 warps");
-        assert_eq!(x.len() / 18, x52.len() / 24, "fp_mixed_mul_chains: a triple of each kind per thread");
-        self.mul_chains(x, x52, iters, Some(share52), reps)
-    }
-
-    /// The chain kernels: `fp_mixed_mul_chains` where `share52` is given,
-    /// else the one whose buffer is not empty.
-    fn mul_chains(&self, x: &[u64], x52: &[f64], iters: u32, share52: Option<u32>, reps: usize) -> Result<(Vec<u64>, Vec<f64>, f64)> {
-        #[cfg(supraseal_gpu)]
-        {
-            use super::kernels::launch;
-            assert_eq!((x.len() % 18, x52.len() % 24), (0, 0), "Fp chains: triples of 6 words and of 8 limbs");
-            assert!(share52.is_some() || x.is_empty() != x52.is_empty(), "Fp chains: one kind's buffer");
-            let threads = (x.len() / 18).max(x52.len() / 24);
-            let gpu = self.inner.exec();
-            // A buffer of one word where the kernel takes none (cudarc allocates no empty slice).
-            let mut d = gpu.upload(if x.is_empty() { &[0] } else { x }, "upload Fp chains")?;
-            let mut d52 = gpu.upload(if x52.is_empty() { &[0.0] } else { x52 }, "upload Fp chains")?;
-            let cfg = super::exec::grid(threads);
-            // SAFETY: each buffer a launch passes holds a triple per thread of the grid's `threads`.
-            let run = |d: &mut cudarc::driver::CudaSlice<u64>, d52: &mut cudarc::driver::CudaSlice<f64>| unsafe {
-                match share52 {
-                    Some(share52) => launch::fp_mixed_mul_chains(gpu, cfg, d, d52, iters, share52, threads),
-                    None if x52.is_empty() => launch::fp_mul_chains(gpu, cfg, d, iters, threads),
-                    None => launch::fp52_mul_chains(gpu, cfg, d52, iters, threads),
-                }
-            };
-            run(&mut d, &mut d52)?;
-            let (mut out, mut out52) = (gpu.download(&d, "download Fp chains")?, gpu.download(&d52, "download Fp chains")?);
-            // Less the one-word stand-in of a buffer the call did not pass.
-            out.truncate(x.len());
-            out52.truncate(x52.len());
-            let mut times = Vec::with_capacity(reps);
-            for _ in 0..reps.max(1) {
-                let t = std::time::Instant::now();
-                run(&mut d, &mut d52)?;
-                gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            times.sort_by(f64::total_cmp);
-            Ok((out, out52, times[times.len() / 2]))
-        }
-        #[cfg(not(supraseal_gpu))]
-        {
-            let _ = (x, x52, iters, share52, reps);
-            match self.never {}
-        }
-    }
-
     /// G1 batch additions of `bitmaps` (one per circuit, at most 16, each
     /// at least `bases.len()` bits) over `bases` uploaded once, in one pass
     /// over the device's copy: the median of `reps` timed runs in ms (the
@@ -502,54 +394,5 @@ impl GpuBackendHandle {
         {
             match self.never {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{fp52_limbs, fp52_value};
-    use blstrs::Fp;
-    use ff::Field;
-    use rand::SeedableRng;
-
-    /// The limbs hold the element's canonical value (p − 1's limbs are p's
-    /// with the lowest one less), and back; limbs out of range are refused.
-    #[test]
-    fn fp52_limbs_round_trip() {
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(52);
-        let p_minus_1 = -Fp::ONE;
-        let p52 = [0xeffffffffaaab_u64, 0xfeb153ffffb9f, 0x6b0f6241eabff, 0x12bf6730d2a0f, 0x764774b84f385, 0x1ba7b6434bacd, 0x1ea397fe69a4b, 0x1a011];
-        let mut want = p52.map(|l| l as f64);
-        want[0] -= 1.0;
-        assert_eq!(fp52_limbs(&p_minus_1), want);
-        assert!(fp52_limbs(&Fp::ZERO).iter().all(|d| d.to_bits() == 0), "+0.0 limbs");
-        for x in [Fp::ZERO, Fp::ONE, p_minus_1].into_iter().chain((0..1000).map(|_| Fp::random(&mut rng))) {
-            assert_eq!(fp52_value(&fp52_limbs(&x)), Some(x));
-        }
-        // p, p + 1 and 2p − 1 read as 0, 1 and p − 1 (fp52_mul's outputs lie in [0, 2p)); 2p is refused.
-        let p = p52.map(|l| l as f64);
-        assert_eq!(fp52_value(&p), Some(Fp::ZERO));
-        let mut q = p;
-        q[0] += 1.0;
-        assert_eq!(fp52_value(&q), Some(Fp::ONE));
-        let mut two_p = [0.0; 8];
-        let mut carry = 0u64;
-        for l in 0..8 {
-            let v = 2 * p52[l] + carry;
-            (two_p[l], carry) = ((v & ((1 << 52) - 1)) as f64, v >> 52);
-        }
-        assert_eq!(fp52_value(&two_p), None, "2p");
-        let mut below = two_p;
-        below[0] -= 1.0;
-        assert_eq!(fp52_value(&below), Some(p_minus_1), "2p − 1");
-        let limb = |l: usize, d: f64| {
-            let mut v = [0.0; 8];
-            v[l] = d;
-            v
-        };
-        for bad in [limb(0, 0.5), limb(0, -1.0), limb(0, -0.0), limb(0, 4503599627370496.0), limb(3, f64::NAN), limb(3, f64::INFINITY), limb(7, 262144.0)] {
-            assert_eq!(fp52_value(&bad), None, "{bad:?}");
-        }
-        assert_eq!(fp52_value(&[0.0; 7]), None, "seven limbs");
     }
 }

@@ -229,13 +229,6 @@ kernels! {
     SubgroupBucketKeys = fn subgroup_bucket_keys(key: src u32, stream: val u64, first: val usize, n: val usize, buckets: val u32, out: dst u32);
     BucketHistogram = fn bucket_histogram(keys: src u32, n: val usize, counts: dst u32);
     BucketScatter = fn bucket_scatter(keys: src u32, n: val usize, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
-    // The Fp chain kernels are launched by the tools' harness alone (gpu_bench, the GPU tests).
-    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
-    FpMulChains = fn fp_mul_chains(x: dst u64, iters: val u32, threads: val usize);
-    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
-    Fp52MulChains = fn fp52_mul_chains(x: dst f64, iters: val u32, threads: val usize);
-    #[cfg_attr(not(feature = "tools"), allow(dead_code))]
-    FpMixedMulChains = fn fp_mixed_mul_chains(x: dst u64, x52: dst f64, iters: val u32, share52: val u32, threads: val usize);
     ;
     BatchAdd(G1BatchAdd = "g1_batch_add", G2BatchAdd = "g2_batch_add") = fn batch_add(
         bases: src u64, bitmaps: src u64, words: val usize, first_word: val usize, n: val usize, chunk: val usize,
@@ -330,8 +323,7 @@ mod tests {
         let base = ty.trim_start_matches("g1_").trim_start_matches("g2_");
         let rust: &'static str = match (pointer, base) {
             (true, "uint32_t") => "u32",
-            (true, "double") => "f64",
-            (true, "uint64_t" | "fr_t" | "fp_t" | "affine_t" | "xyzz_t" | "jacobian_t") => "u64",
+            (true, "uint64_t" | "fr_t" | "affine_t" | "xyzz_t" | "jacobian_t") => "u64",
             (false, "size_t") => "usize",
             (false, "unsigned" | "uint32_t") => "u32",
             (false, "uint64_t") => "u64",
@@ -372,8 +364,6 @@ mod tests {
         assert_eq!(as_declared("uint32_t *idx"), Param { name: "idx", mode: "dst", ty: "u32" });
         assert_eq!(as_declared("size_t n"), Param { name: "n", mode: "val", ty: "usize" });
         assert_eq!(as_declared("unsigned c"), Param { name: "c", mode: "val", ty: "u32" });
-        assert_eq!(as_declared("double* x52"), Param { name: "x52", mode: "dst", ty: "f64" });
-        assert_eq!(as_declared("const fp_t* x"), Param { name: "x", mode: "src", ty: "u64" });
     }
 
     /// Each per-group kernel's instances are the G1 and G2 symbols of one

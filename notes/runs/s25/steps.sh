@@ -5,7 +5,6 @@
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF, radix 2, 4, 8, 2) ~130 s
-#             (gpu_bench starts with the Fp multiplication alone: fp_t against cuda/fp52.cuh)
 #             (NTT_BINS="gpu_bench gpu_bench_lb" runs each build in turn; LB=1 pack.sh makes _lb)
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
@@ -72,7 +71,7 @@ for step in "$@"; do
         echo "== ours ($b)"; BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=27 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./$b; echo "rc=$?"
       done
     } > $N 2>&1
-    grep -E "NTT|Fp multiplication|tail sweep|rc=|panicked|^== " $N
+    grep -E "NTT|tail sweep|rc=|panicked|^== " $N
     ;;
   g2)
     [ -x gpu_bench_base ] || { echo "g2: no gpu_bench_base in the pack (built with BASE=none)"; continue; }
