@@ -23,6 +23,7 @@
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
 //! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | half the CPU pool's threads, 1–8 |
 //! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream) | `auto` |
+//! | `SUPRASEAL_C2_COMPUTE_CACHE` | `resident` (the compute pool keeps its memory mapped between calls only over a key resident on the device) or `busy` (also over a streamed key, from a call's end while another call on the device is in flight, where this call's inputs were pre-staged; trimmed when the device goes idle): the next call's phase 2 then reuses that memory instead of mapping its buffers again (`gpu::call`, `keeps_compute_cache`) | `resident` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -100,6 +101,11 @@ pub struct Settings {
     pub staging_threads: Option<usize>,
     /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`.
     pub batch_add_beside: Beside,
+    /// `SUPRASEAL_C2_COMPUTE_CACHE=busy`: the GPU backend also keeps the
+    /// compute pool's memory mapped past a call over a streamed key while
+    /// another call is in flight on the device (`resident`, the default:
+    /// only over a resident key).
+    pub compute_cache_busy: bool,
 }
 
 /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`: where a call's batch additions run
@@ -334,6 +340,7 @@ impl Default for Settings {
             register_inputs: false,
             staging_threads: None,
             batch_add_beside: Beside::Auto,
+            compute_cache_busy: false,
         }
     }
 }
@@ -408,6 +415,11 @@ impl Settings {
             Some("off") => Beside::Off,
             Some(_) => return Err(refused("SUPRASEAL_C2_BATCH_ADD_BESIDE", "auto, on or off")),
         };
+        let compute_cache_busy = match var("SUPRASEAL_C2_COMPUTE_CACHE").as_deref() {
+            None | Some("resident") => false,
+            Some("busy") => true,
+            Some(_) => return Err(refused("SUPRASEAL_C2_COMPUTE_CACHE", "resident or busy")),
+        };
         let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
                 let bad = || refused("SUPRASEAL_C2_FAULT_ALLOC", "N@phase1, N@phase2 or N@load (N ≥ 1)");
@@ -443,6 +455,7 @@ impl Settings {
             register_inputs,
             staging_threads,
             batch_add_beside,
+            compute_cache_busy,
         })
     }
 
@@ -552,6 +565,11 @@ mod tests {
         for (v, b) in [("auto", Beside::Auto), (" ON", Beside::On), ("off", Beside::Off)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_BATCH_ADD_BESIDE", v)]).unwrap().batch_add_beside, b, "SUPRASEAL_C2_BATCH_ADD_BESIDE={v:?}");
         }
+        assert!(!d.compute_cache_busy, "kept over a resident key only, by default");
+        for (v, busy) in [("resident", false), (" Busy ", true)] {
+            assert_eq!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", v)]).unwrap().compute_cache_busy, busy, "SUPRASEAL_C2_COMPUTE_CACHE={v:?}");
+        }
+        assert!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", "on")]).unwrap_err().message.contains("resident or busy"));
         for (v, register) in [("ring", false), ("Register", true)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_HOST_STAGING", v)]).unwrap().register_inputs, register, "SUPRASEAL_C2_HOST_STAGING={v:?}");
         }
@@ -634,6 +652,7 @@ mod tests {
             ("SUPRASEAL_C2_STAGING_THREADS", "0"),
             ("SUPRASEAL_C2_STAGING_THREADS", "65"),
             ("SUPRASEAL_C2_BATCH_ADD_BESIDE", "yes"),
+            ("SUPRASEAL_C2_COMPUTE_CACHE", "always"),
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, crate::error::code::EINVAL);

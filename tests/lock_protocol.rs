@@ -65,6 +65,7 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         ("single lock", &[("SUPRASEAL_C2_LOCKS", "single")][..], false),
         ("fallback", &[("SUPRASEAL_C2_PRESTAGE", "off")][..], true),
         ("key streamed", &[("SUPRASEAL_C2_KEY_RESIDENT", "off")][..], true),
+        ("key streamed, compute cache kept for the calls in flight", &[("SUPRASEAL_C2_KEY_RESIDENT", "off"), ("SUPRASEAL_C2_COMPUTE_CACHE", "busy")][..], true),
     ] {
         switches(vars);
         let handle = Handle(unsafe { ffi::create_gpu_mutex() });
@@ -112,6 +113,13 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
             reports[0].backend,
             reports.iter().filter(|r| r.prestaged == Some(true)).count()
         );
+        // Over a streamed key, whatever the calls in flight kept, the
+        // device's last call gives the compute pool's cache back.
+        if mode.starts_with("key streamed") {
+            if let Ok(s) = supraseal_c2::gpu::pool_state(0) {
+                assert_eq!(s.compute_cache, 0, "{mode}: the compute pool's cache once the device is idle: {s:?}");
+            }
+        }
     }
     switches(&[]);
 }

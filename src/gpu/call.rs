@@ -53,6 +53,9 @@ pub struct GpuCall {
     h_msm_chunked: AtomicBool,
     /// The call's domain size n, set in phase 1.
     pub(super) domain: OnceLock<usize>,
+    /// Phase 1 pre-staged this call's first inputs: the card admits a
+    /// pre-stage beside a computing call's peak.
+    prestaged: AtomicBool,
     clock: Clock,
 }
 
@@ -86,6 +89,7 @@ impl GpuCall {
             spare: Mutex::new(None),
             h_msm_chunked: AtomicBool::new(false),
             domain: OnceLock::new(),
+            prestaged: AtomicBool::new(false),
             clock: Clock::default(),
         })
     }
@@ -160,23 +164,43 @@ impl GpuCall {
 
     /// Whether the compute pool keeps its free memory mapped past this call
     /// (else it is trimmed at the end of phase 2, and when the device goes
-    /// idle). Over this call's resident key: a card with room for the key
-    /// beside a computing call's peak and two pre-stages, where the next
-    /// call's phase 2 then reuses the cache instead of mapping its buffers
-    /// anew (at porep-32g on the H200, ~10 ms of allocations in the next
-    /// hold, and ~8 ms of trim in this one). Only while the cache is at most
-    /// a computing call's peak of this call's shape, and no call of another
-    /// shape was admitted counting it since the last trim: admission counts
-    /// no more of it, and only for calls of the cache's shape
-    /// ([`super::memory::DeviceMemory::room`]), so pre-stages and resident
-    /// uploads see the memory they would see after a trim.
-    fn keeps_compute_cache(&self) -> bool {
+    /// idle), so that the next call's phase 2 reuses the cache instead of
+    /// mapping its buffers anew (at porep-32g on the H200, ~10 ms of
+    /// allocations in the next hold over a resident key, and ~8 ms of trim
+    /// in this one; over a streamed key on an H100, 165–694 ms of
+    /// allocations per one-circuit call). Kept:
+    /// - over this call's resident key: a card with room for the key beside
+    ///   a computing call's peak and two pre-stages;
+    /// - with `SUPRASEAL_C2_COMPUTE_CACHE=busy`, over a streamed key, at the
+    ///   end of phase 2 (not `idle`) while another call is in flight on the
+    ///   device, where this call's inputs were pre-staged (the card admits a
+    ///   pre-stage beside a computing call's peak); the device's last call
+    ///   trims it (`idle`), as other GPU work (PoSt) may need the memory.
+    ///
+    /// Only while the cache is at most a computing call's peak of this
+    /// call's shape, and no call of another shape was admitted counting it
+    /// since the last trim: admission counts no more of it, and only for
+    /// calls of the cache's shape ([`super::memory::DeviceMemory::room`]),
+    /// so pre-stages and resident uploads see the memory they would see
+    /// after a trim.
+    fn keeps_compute_cache(&self, idle: bool) -> bool {
         let memory = &self.exec.gpu.memory;
         // A call that never reached phase 1 (direct use by tests, a call
-        // that failed before it) leaves the pool as the last call left it.
-        let Some(&n) = self.domain.get() else { return memory.compute_cache_kept() };
+        // that failed before it) leaves the pool as the last call left it,
+        // but for a cache kept for the calls in flight once none is left.
+        let Some(&n) = self.domain.get() else { return memory.compute_cache_kept() && !(idle && memory.compute_cache_busy()) };
         let key = self.key_shape();
-        self.key_on_device() && memory.compute_cached() <= super::stage::compute_peak_bytes(n, &key, &self.exec.settings) && memory.keep_compute_cache(n, key)
+        if memory.compute_cached() > super::stage::compute_peak_bytes(n, &key, &self.exec.settings) {
+            return false;
+        }
+        if self.key_on_device() {
+            return memory.keep_compute_cache(n, key, false);
+        }
+        let busy = self.exec.settings.compute_cache_busy
+            && !idle
+            && self.prestaged.load(Ordering::SeqCst)
+            && self.exec.gpu.active.load(Ordering::SeqCst) > 1;
+        busy && memory.keep_compute_cache(n, key, true)
     }
 
     /// Whether the device's unmapped memory, as admission sees it (a
@@ -200,7 +224,7 @@ impl Drop for GpuCall {
             gpu.memory.release_idle_stages(&gpu.active);
             let _ = self.upload.synchronize();
             let _ = self.exec.stream.synchronize();
-            if !self.keeps_compute_cache() {
+            if !self.keeps_compute_cache(true) {
                 let _ = gpu.memory.trim_pool();
             }
             let _ = gpu.memory.trim_stage_pool();
@@ -309,7 +333,11 @@ impl Backend for GpuCall {
         Some(&self.exec.gpu.host_registration)
     }
     fn prestage(&self, _lock: StageLock<'_>, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
-        self.prestage_inputs(inputs, n)
+        let admission = self.prestage_inputs(inputs, n);
+        if matches!(admission, Admission::Staged(_)) {
+            self.prestaged.store(true, Ordering::SeqCst);
+        }
+        admission
     }
     fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
         let t = Instant::now();
@@ -400,7 +428,7 @@ impl Backend for GpuCall {
         }
         let t = Instant::now();
         // Direct use by tests and benchmarks (no phase 1) trims what it grew.
-        let keep = self.domain.get().is_some() && self.keeps_compute_cache();
+        let keep = self.domain.get().is_some() && self.keeps_compute_cache(false);
         let trimmed = if keep { Ok(()) } else { gpu.memory.trim_pool() };
         let (allocations, alloc_time) = self.exec.allocations();
         tracing::debug!(

@@ -29,8 +29,9 @@ unsafe impl Sync for Pool {}
 pub struct DeviceMemory {
     ctx: Arc<CudaContext>,
     /// The pool phase 2 allocates from ([`super::exec::Exec::upload`], [`super::exec::Exec::zeros`])
-    /// and trims at its end, unless a call over a resident key keeps its
-    /// cache for the next call ([`DeviceMemory::keep_compute_cache`]). Ours, not the device's default pool: that one
+    /// and trims at its end, unless a call keeps its cache for the next call
+    /// ([`DeviceMemory::keep_compute_cache`]: over a resident key, or for
+    /// the calls in flight with `SUPRASEAL_C2_COMPUTE_CACHE=busy`). Ours, not the device's default pool: that one
     /// belongs to every CUDA user of the process (the primary context is
     /// shared), whose cached memory we must neither keep ("never" release
     /// threshold, see [`DeviceMemory::keep_pool_memory`]) nor trim.
@@ -71,13 +72,15 @@ pub struct DeviceMemory {
 
 /// The one shape (domain n, key lengths) whose calls admission lets count
 /// the compute pool's cache, from the first such admission after a trim
-/// until the next trim; whether a call of it kept the cache past its phase 2.
+/// until the next trim; whether a call of it kept the cache past its phase 2
+/// (`kept`), and whether it kept it only for the calls then in flight
+/// (`busy`: over a streamed key, so the device's last call trims it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CacheOwner {
     /// Trimmed since any call counted it.
     #[default]
     None,
-    Shape { n: usize, key: KeyShape, kept: bool },
+    Shape { n: usize, key: KeyShape, kept: bool, busy: bool },
 }
 
 /// The pre-stage memory that [`DeviceMemory::room`] counted as reusable, in
@@ -141,7 +144,7 @@ impl DeviceMemory {
             let cached = self.compute_cached();
             let counted = match *owner {
                 CacheOwner::None => {
-                    *owner = CacheOwner::Shape { n, key: *key, kept: false };
+                    *owner = CacheOwner::Shape { n, key: *key, kept: false, busy: false };
                     cached.min(peak)
                 }
                 CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, *key) => cached.min(peak),
@@ -390,12 +393,13 @@ impl DeviceMemory {
     /// for the next call of that shape to reuse: only where the cache's
     /// owner is that shape (`false` otherwise, and the caller trims), so no
     /// call of another shape was admitted counting on memory this cache
-    /// then keeps.
-    pub fn keep_compute_cache(&self, n: usize, key: KeyShape) -> bool {
+    /// then keeps. `busy`: kept only for the calls in flight (the device's
+    /// last call trims it, [`DeviceMemory::compute_cache_busy`]).
+    pub fn keep_compute_cache(&self, n: usize, key: KeyShape, busy: bool) -> bool {
         let mut owner = self.compute_owner.lock().unwrap_or_else(|p| p.into_inner());
         match *owner {
             CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, key) => {
-                *owner = CacheOwner::Shape { n, key, kept: true };
+                *owner = CacheOwner::Shape { n, key, kept: true, busy };
                 true
             }
             _ => false,
@@ -406,6 +410,12 @@ impl DeviceMemory {
     /// next call of its shape (a call that never computed leaves it so).
     pub fn compute_cache_kept(&self) -> bool {
         matches!(*self.compute_owner.lock().unwrap_or_else(|p| p.into_inner()), CacheOwner::Shape { kept: true, .. })
+    }
+
+    /// Whether the compute pool's cache was kept only for the calls in
+    /// flight (over a streamed key): the device's last call trims it.
+    pub fn compute_cache_busy(&self) -> bool {
+        matches!(*self.compute_owner.lock().unwrap_or_else(|p| p.into_inner()), CacheOwner::Shape { kept: true, busy: true, .. })
     }
 
     /// Returns the compute pool's unused memory to the device

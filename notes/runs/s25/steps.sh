@@ -18,6 +18,11 @@
 #             (VARIANTS="default threads4 after beside threads8 beside8 pinned" picks and
 #             orders them, ~150 s each; each names its variables, so a variant is the same
 #             settings whatever the defaults)
+#   cache     ours, W = 2,3 one-circuit calls x 2 over a streamed key (SUPRASEAL_C2_KEY_RESIDENT=off),  ~70 s each
+#             SUPRASEAL_C2_COMPUTE_CACHE per run in CACHES (default "resident busy resident busy"):
+#             the compute pool trimmed after every call, then kept for the calls in flight; prints
+#             the rows, each call's compute-pool allocation time and whether it kept the cache, and
+#             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
 #   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
@@ -143,6 +148,20 @@ for step in "$@"; do
       echo "run.sh rc=$? (radix $radix)"
       grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 3
+      same_proofs $R/proofs-porep-32g-ours.txt
+    done
+    ;;
+  cache)
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "cache: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    i=0
+    for cache in ${CACHES:-resident busy resident busy}; do
+      i=$((i + 1)); R=$OUT/cache-$cache-$i; mkdir -p $R
+      env OUT=$R WORKERS=2,3 PARTITIONS=2 MODES=two KEEP=1 SKIP_UPSTREAM=1 \
+        OURS_ENV="$LOGS SUPRASEAL_C2_KEY_RESIDENT=off SUPRASEAL_C2_COMPUTE_CACHE=$cache" timeout 200 ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (SUPRASEAL_C2_COMPUTE_CACHE=$cache)"
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 4
+      grep -o -E "allocations=[0-9]+ alloc_ms=[0-9.]+ trim_ms=[0-9.]+ cache_kept=[a-z]+" $R/gpu-run-porep-same-run.log | sed 's/allocations=[0-9]* //' | tr '\n' ';'; echo
+      grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
       same_proofs $R/proofs-porep-32g-ours.txt
     done
     ;;
