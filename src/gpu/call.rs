@@ -225,6 +225,7 @@ impl Drop for GpuCall {
             let _ = self.upload.synchronize();
             let _ = self.exec.stream.synchronize();
             if !self.keeps_compute_cache(true) {
+                tracing::debug!(target: "supraseal_c2::gpu::stage", cached = gpu.memory.compute_cached(), "the device's last call trims the compute pool");
                 let _ = gpu.memory.trim_pool();
             }
             let _ = gpu.memory.trim_stage_pool();
@@ -427,6 +428,10 @@ impl Backend for GpuCall {
             tracing::warn!(error = ?e, "a deferred CUDA error was recorded on this device");
         }
         let t = Instant::now();
+        // What the keep rule compares, for the log line below: the cache now
+        // and a computing call's peak of this shape.
+        let cached = gpu.memory.compute_cached();
+        let peak = self.domain.get().map_or(0, |&n| super::stage::compute_peak_bytes(n, &self.key_shape(), &self.exec.settings));
         // Direct use by tests and benchmarks (no phase 1) trims what it grew.
         let keep = self.domain.get().is_some() && self.keeps_compute_cache(false);
         let trimmed = if keep { Ok(()) } else { gpu.memory.trim_pool() };
@@ -437,6 +442,9 @@ impl Backend for GpuCall {
             alloc_ms = crate::log::round1(alloc_time.as_secs_f64() * 1e3),
             trim_ms = crate::log::round1(t.elapsed().as_secs_f64() * 1e3),
             cache_kept = keep,
+            cached,
+            peak,
+            key_on_device = self.key_on_device(),
             "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
         );
         trimmed
