@@ -25,17 +25,6 @@ if [ "$base" != none ]; then
   build_variant "$base" /tmp/ssc2-base gpu_bench_base
   echo "$base" > /tmp/pk/BASE
 fi
-# LB=1: gpu_bench_lb, HEAD's gpu_bench with __launch_bounds__(256, 3) on the radix-4 NTT kernels
-# only (ptxas sm_90: DIT 72, DIF 80 registers, no spills, against 68 and 90 unbounded; a bound
-# on radix 2 or 8 raises theirs), for `NTT_BINS="gpu_bench gpu_bench_lb" steps.sh ntt`.
-if [ "${LB:-0}" = 1 ]; then
-  build_variant HEAD /tmp/ssc2-lb gpu_bench_lb \
-    -e 's/^#define NTT_PASS_KERNELS(SUFFIX, RADIX_LG)/#define NTT_PASS_KERNELS(SUFFIX, RADIX_LG, BOUNDS)/' \
-    -e 's/extern "C" __global__ void fr_ntt_pass/extern "C" __global__ void BOUNDS fr_ntt_pass/' \
-    -e 's/^NTT_PASS_KERNELS(, 1)/NTT_PASS_KERNELS(, 1, )/' -e 's/^NTT_PASS_KERNELS(_r8, 3)/NTT_PASS_KERNELS(_r8, 3, )/' \
-    -e 's/^NTT_PASS_KERNELS(_r4, 2)/NTT_PASS_KERNELS(_r4, 2, __launch_bounds__(256, 3))/'
-  [ "$(grep -c BOUNDS /tmp/ssc2-lb/cuda/ntt.cu)" = 3 ] || { echo "LB: cuda/ntt.cu did not take the patch"; exit 1; }
-fi
 cp notes/runs/s24/70cf2f7-proofs-upstream.txt notes/runs/s25/steps.sh /tmp/pk/
 tar czf gpu-pack.tgz -C /tmp pk
 ls -la gpu-pack.tgz && cat /tmp/pk/COMMIT

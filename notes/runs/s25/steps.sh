@@ -5,7 +5,7 @@
 #             batch_add_beside: SHA-256 2^18 keys made there, ~1 min); TESTS="…" picks them
 #   synth-bg  writes the porep-32g file (/tmp/p32.params) in the background; `wait` joins  ~270 s
 #   ntt       the NTT 2^20 … 2^27: sppark 0.1.16's, then ours (DIT and DIF, radix 2, 4, 8, 2) ~130 s
-#             (NTT_BINS="gpu_bench gpu_bench_lb" runs each build in turn; LB=1 pack.sh makes _lb)
+#             (NTT_BINS="gpu_bench other_build" runs each build in turn, e.g. one from pack.sh's build_variant)
 #   g2        G2 MSM and batch addition at 2^18, 2^20: gpu_bench of 69508fc (sppark's G2    ~150 s
 #             mixed addition, out of line), then ours (cuda/xyzz_add.cuh, inline)
 #   bench     the G1 MSM: sppark 0.1.16's, then ours (launch sweep at 2^26, tail sweep)    ~250 s
@@ -28,9 +28,11 @@
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
-# Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   steps.sh synth-bg tests ntt wait · steps.sh g2 porep · steps.sh upstream · steps.sh porep16
-#   (30 minutes of device time hold the start and these four calls, ~1,700 s; then porep16b if time is left)
+# Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
+#   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
+#               steps.sh cache · steps.sh porep · steps.sh upstream
+#   on an H100 (no resident key): steps.sh synth-bg tests wait cache · steps.sh porep16
+#   (30 minutes of device time hold the start and about four such calls)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
