@@ -438,7 +438,8 @@ fn prove(args: ProveArgs) -> Result<bool> {
 
     let t = Instant::now();
     let ok = proofs.iter().zip(&witnesses).filter(|(p, (_, inputs))| ffi::verify(&vk, p, inputs)).count();
-    println!("verify: {}", ms(t.elapsed()));
+    // The proofs stay in memory: `bench --proofs-out FILE` is the command that writes them.
+    println!("verify: {} (proofs checked in memory, not written; `bench --proofs-out FILE` writes them)", ms(t.elapsed()));
     println!("verified {ok}/{n} proofs");
     Ok(ok == n)
 }

@@ -167,8 +167,8 @@ impl GpuCall {
     /// idle), so that the next call's phase 2 reuses the cache instead of
     /// mapping its buffers anew (at porep-32g on the H200, ~10 ms of
     /// allocations in the next hold over a resident key, and ~8 ms of trim
-    /// in this one; over a streamed key on an H100, 165–694 ms of
-    /// allocations per one-circuit call). Kept:
+    /// in this one; over a streamed key on an H100, 69–694 ms of
+    /// allocations per pre-staged one-circuit porep-32g call). Kept:
     /// - over this call's resident key: a card with room for the key beside
     ///   a computing call's peak and two pre-stages;
     /// - with `SUPRASEAL_C2_COMPUTE_CACHE=busy`, over a streamed key, at the
@@ -190,17 +190,17 @@ impl GpuCall {
         // but for a cache kept for the calls in flight once none is left.
         let Some(&n) = self.domain.get() else { return memory.compute_cache_kept() && !(idle && memory.compute_cache_busy()) };
         let key = self.key_shape();
-        if memory.compute_cached() > super::stage::compute_peak_bytes(n, &key, &self.exec.settings) {
-            return false;
-        }
-        if self.key_on_device() {
-            return memory.keep_compute_cache(n, key, false);
-        }
-        let busy = self.exec.settings.compute_cache_busy
-            && !idle
-            && self.prestaged.load(Ordering::SeqCst)
-            && self.exec.gpu.active.load(Ordering::SeqCst) > 1;
-        busy && memory.keep_compute_cache(n, key, true)
+        let call = KeepInputs {
+            cached: memory.compute_cached(),
+            peak: super::stage::compute_peak_bytes(n, &key, &self.exec.settings),
+            key_on_device: self.key_on_device(),
+            busy_setting: self.exec.settings.compute_cache_busy,
+            idle,
+            prestaged: self.prestaged.load(Ordering::SeqCst),
+            active: self.exec.gpu.active.load(Ordering::SeqCst),
+        };
+        // The owner shape is checked last, under its lock, where the keep is recorded.
+        keep_rule(call).is_some_and(|busy| memory.keep_compute_cache(n, key, busy))
     }
 
     /// Whether the device's unmapped memory, as admission sees it (a
@@ -209,6 +209,38 @@ impl GpuCall {
     fn unmapped_short_of(&self, bytes: usize) -> bool {
         let settings = &self.exec.settings;
         self.exec.mem_info().map_or(true, |(free, total)| settings.effective_free(free, total) < bytes + settings.vram_margin)
+    }
+}
+
+/// What [`keep_rule`] decides on for one call at the end of its phase 2
+/// (`idle`: at its drop, as the device's last call).
+#[derive(Clone, Copy, Debug)]
+struct KeepInputs {
+    /// The compute pool's cache and a computing call's peak of the call's
+    /// shape, in bytes.
+    cached: usize,
+    peak: usize,
+    key_on_device: bool,
+    /// `SUPRASEAL_C2_COMPUTE_CACHE=busy`.
+    busy_setting: bool,
+    idle: bool,
+    prestaged: bool,
+    /// Calls in flight on the device, this one included.
+    active: usize,
+}
+
+/// The rule of [`GpuCall::keeps_compute_cache`] before the owner shape:
+/// `None` to trim, `Some(false)` to keep over the resident key,
+/// `Some(true)` to keep for the calls in flight (`busy`).
+fn keep_rule(c: KeepInputs) -> Option<bool> {
+    if c.cached > c.peak {
+        None
+    } else if c.key_on_device {
+        Some(false)
+    } else if c.busy_setting && !c.idle && c.prestaged && c.active > 1 {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -454,5 +486,31 @@ impl Backend for GpuCall {
     }
     fn free_memory(&self) -> Option<usize> {
         self.exec.mem_info().ok().map(|(free, _)| free)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{keep_rule, KeepInputs};
+
+    #[test]
+    fn the_cache_stays_over_a_resident_key_or_for_calls_in_flight() {
+        let busy = KeepInputs { cached: 10, peak: 10, key_on_device: false, busy_setting: true, idle: false, prestaged: true, active: 2 };
+        assert_eq!(keep_rule(busy), Some(true), "kept for the call in flight");
+        // Over a streamed key, each condition of `busy` alone trims.
+        for (c, why) in [
+            (KeepInputs { busy_setting: false, ..busy }, "COMPUTE_CACHE=resident"),
+            (KeepInputs { idle: true, ..busy }, "the device's last call"),
+            (KeepInputs { prestaged: false, ..busy }, "a call on the fallback path"),
+            (KeepInputs { active: 1, ..busy }, "no other call in flight"),
+            (KeepInputs { cached: 11, ..busy }, "a cache over a computing call's peak"),
+        ] {
+            assert_eq!(keep_rule(c), None, "{why}");
+        }
+        // Over a resident key: kept whatever the setting, idle or not, up to the peak.
+        let resident = KeepInputs { key_on_device: true, busy_setting: false, idle: true, prestaged: false, active: 1, ..busy };
+        assert_eq!(keep_rule(resident), Some(false));
+        assert_eq!(keep_rule(KeepInputs { busy_setting: true, idle: false, active: 3, ..resident }), Some(false), "resident, not busy");
+        assert_eq!(keep_rule(KeepInputs { cached: 11, ..resident }), None);
     }
 }

@@ -30,6 +30,10 @@ pub struct PoolState {
     pub compute_cache: usize,
     /// Bytes the pre-stage pool keeps mapped (0 once the device is idle).
     pub stage_cache: usize,
+    /// How many times calls kept the compute pool's cache past their phase
+    /// 2 since the process started: over a resident key, and for the calls
+    /// in flight (`SUPRASEAL_C2_COMPUTE_CACHE=busy`).
+    pub keeps: (u64, u64),
 }
 
 /// [`PoolState`] of device `ordinal`; `Err` where there is none.
@@ -39,7 +43,7 @@ pub fn pool_state(ordinal: usize) -> std::result::Result<PoolState, String> {
         let gpu = device::device(ordinal).map_err(|e| e.message)?;
         let (free, _) = gpu.mem_info().map_err(|e| e.message)?;
         let m = &gpu.memory;
-        Ok(PoolState { in_use: m.pools_in_use(), free, compute_cache: m.compute_cached(), stage_cache: m.stage_cached() })
+        Ok(PoolState { in_use: m.pools_in_use(), free, compute_cache: m.compute_cached(), stage_cache: m.stage_cached(), keeps: m.compute_keeps() })
     }
     #[cfg(not(supraseal_gpu))]
     {

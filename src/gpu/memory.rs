@@ -68,6 +68,10 @@ pub struct DeviceMemory {
     resident_pool: Pool,
     /// Whose the compute pool's cache is ([`CacheOwner`]).
     compute_owner: Mutex<CacheOwner>,
+    /// How many times a call kept the compute pool's cache past its phase 2
+    /// over a resident key, and for the calls in flight (`busy`), since the
+    /// process started (tests and diagnostics).
+    keeps: [std::sync::atomic::AtomicU64; 2],
 }
 
 /// The one shape (domain n, key lengths) whose calls admission lets count
@@ -110,6 +114,7 @@ impl DeviceMemory {
             stage_pool,
             stage_idle: Default::default(),
             compute_owner: Default::default(),
+            keeps: Default::default(),
             resident: Default::default(),
             resident_admission: Default::default(),
             resident_failed: Default::default(),
@@ -400,6 +405,7 @@ impl DeviceMemory {
         match *owner {
             CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, key) => {
                 *owner = CacheOwner::Shape { n, key, kept: true, busy };
+                self.keeps[busy as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 true
             }
             _ => false,
@@ -410,6 +416,13 @@ impl DeviceMemory {
     /// next call of its shape (a call that never computed leaves it so).
     pub fn compute_cache_kept(&self) -> bool {
         matches!(*self.compute_owner.lock().unwrap_or_else(|p| p.into_inner()), CacheOwner::Shape { kept: true, .. })
+    }
+
+    /// How many times calls kept the compute pool's cache past their phase
+    /// 2: (over a resident key, for the calls in flight).
+    pub fn compute_keeps(&self) -> (u64, u64) {
+        let [resident, busy] = &self.keeps;
+        (resident.load(std::sync::atomic::Ordering::Relaxed), busy.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Whether the compute pool's cache was kept only for the calls in
