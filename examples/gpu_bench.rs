@@ -15,8 +15,9 @@
 //! 2,118,373 points; every
 //! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
-//! BENCH_MSM_H_SWEEP=1 adds a window sweep at the H-MSM's 2^27 points
-//! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
+//! BENCH_MSM_H_SWEEP=1 adds the H-MSM's 2^27 points as a streamed key runs
+//! them (16 MSMs of 2^23, `streamed_form`) and a window sweep of one MSM
+//! over them (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -252,9 +253,47 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
     let reference = gpu.with_pinned(&s, || {
         s.chunks(block).map(|part| gpu.msm_g1_resident_ms(&base, part, MsmTuning::for_points(block), 1).unwrap().1).sum::<G1Projective>()
     });
+    streamed_form(gpu, &base, &s, reference);
     let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
     drop(base);
     window_sweep(gpu, &b, &s, 19..=22, 2, reference, ("G1 MSM, H-MSM shape", "2^27", "bases on the device (2^24 repeated 8 times)"));
+}
+
+/// The H-MSM as it runs over a streamed key, kernels only: one MSM per
+/// chunk of `chunk_points` (2^23 at the default 768 MiB), each with
+/// MsmTuning::for_points's window and its own bucket reduction, the
+/// results summed; the bases on the device, no uploads. Beside the 2^27
+/// rows below it shows what the chunked form costs over one MSM. `base`
+/// holds the first chunks' bases (repeated, as in [`h_msm_sweep`]).
+fn streamed_form(gpu: &GpuBackendHandle, base: &[G1Affine], s: &[Scalar], want: G1Projective) {
+    // gpu::msm::chunk_points: the power of two of 96-byte affine points that fits the chunk.
+    let fit = supraseal_c2::config::GPU_CHUNK_DEFAULT / 96;
+    let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
+    assert_eq!(base.len() % chunk, 0, "whole chunks of the repeated bases");
+    let tuning = MsmTuning::for_points(chunk);
+    let (mut ms, mut sum, mut total) = (0.0, <G1Projective as group::Group>::identity(), MsmProfile::default());
+    gpu.with_pinned(s, || {
+        for (i, part) in s.chunks(chunk).enumerate() {
+            let first = (i * chunk) % base.len();
+            let (t, got, p) = gpu.msm_g1_resident_ms(&base[first..first + chunk], part, tuning, 2).unwrap();
+            ms += t;
+            sum += got;
+            for (acc, x) in [
+                (&mut total.convert_ms, p.convert_ms),
+                (&mut total.histogram_ms, p.histogram_ms),
+                (&mut total.sort_ms, p.sort_ms),
+                (&mut total.accumulate_ms, p.accumulate_ms),
+                (&mut total.fixup_ms, p.fixup_ms),
+                (&mut total.segments_ms, p.segments_ms),
+                (&mut total.reduce_ms, p.reduce_ms),
+            ] {
+                *acc += x;
+            }
+        }
+    });
+    assert_eq!(sum, want, "the chunked form differs from the reference");
+    let chunks = s.len().div_ceil(chunk);
+    println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | as over a streamed key: {chunks} MSMs of {chunk} points, {tuning:?}, summed; bases on the device, no uploads; {} |", profile(&total));
 }
 
 /// The G1 MSM over `b`, `s` (bases on the device) at each window width of

@@ -23,7 +23,8 @@
 #             the compute pool trimmed after every call, then kept for the calls in flight; prints
 #             the rows, each call's compute-pool allocation time and whether it kept the cache, and
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
-#   hmsm      the window sweep at the H-MSM's 2^27 points (BENCH_MSM_H_SWEEP=1)           ~300 s
+#   hmsm      the H-MSM's 2^27 points as a streamed key runs them (16 MSMs of 2^23), then   ~300 s
+#             the window sweep of one MSM over them (BENCH_MSM_H_SWEEP=1)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
