@@ -95,8 +95,7 @@ macro_rules! push_arg {
 }
 
 /// The kernel table: one entry per kernel,
-/// `Variant = fn symbol(param: mode Type, …);` (after any attributes for
-/// its launch function) in the order
+/// `Variant = fn symbol(param: mode Type, …);` in the order
 /// [`Kernel::index`] numbers them; then, after `;`, one entry per kernel
 /// instantiated for both groups (a template over the point types in cuda/,
 /// one `extern "C"` wrapper per group), `Name(VariantG1 = "symbol_g1",
@@ -108,7 +107,7 @@ macro_rules! push_arg {
 /// one against the other).
 macro_rules! kernels {
     (
-        $($(#[$attr:meta])* $variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
+        $($variant:ident = fn $name:ident($($p:ident: $mode:ident $t:ident),* $(,)?);)*
         ;
         $($point:ident($g1:ident = $g1_name:literal, $g2:ident = $g2_name:literal) = fn $pname:ident($($pp:ident: $pmode:ident $pt:ident),* $(,)?);)*
     ) => {
@@ -181,7 +180,6 @@ macro_rules! kernels {
 
             $(
                 #[doc = concat!("Launches `", stringify!($name), "`; see the [module](self)'s safety contract.")]
-                $(#[$attr])*
                 pub unsafe fn $name(exec: &Exec, cfg: LaunchConfig, $($p: arg_ty!($mode $t)),*) -> Result<()> {
                     let k = Kernel::$variant;
                     let mut l = exec.stream.launch_builder(exec.kernel(k));

@@ -128,6 +128,19 @@ pub struct MsmProfile {
     pub reduce_ms: f64,
 }
 
+/// Step by step, for MSMs run one after another (a chunked MSM's parts).
+impl std::ops::AddAssign for MsmProfile {
+    fn add_assign(&mut self, p: MsmProfile) {
+        self.convert_ms += p.convert_ms;
+        self.histogram_ms += p.histogram_ms;
+        self.sort_ms += p.sort_ms;
+        self.accumulate_ms += p.accumulate_ms;
+        self.fixup_ms += p.fixup_ms;
+        self.segments_ms += p.segments_ms;
+        self.reduce_ms += p.reduce_ms;
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
