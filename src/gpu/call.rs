@@ -178,9 +178,10 @@ impl GpuCall {
     ///   trims it (`idle`), as other GPU work (PoSt) may need the memory.
     ///
     /// Only while the cache is at most a computing call's peak of this
-    /// call's shape, and no call of another shape was admitted counting it
-    /// since the last trim: admission counts no more of it, and only for
-    /// calls of the cache's shape ([`super::memory::DeviceMemory::room`]),
+    /// call's shape as the pool maps it ([`keep_rule`]), and no call of
+    /// another shape was admitted counting it since the last trim: admission
+    /// counts no more of it than the peak, and only for calls of the cache's
+    /// shape ([`super::memory::DeviceMemory::room`]),
     /// so pre-stages and resident uploads see the memory they would see
     /// after a trim.
     fn keeps_compute_cache(&self, idle: bool) -> bool {
@@ -229,11 +230,20 @@ struct KeepInputs {
     active: usize,
 }
 
+/// The compute pool maps device memory in blocks of this many bytes: a
+/// call's phase 2 holds at least its peak rounded up to it, however small
+/// the peak (on an H100 with CUDA 13.0, MiMC calls of 2^11 constraints,
+/// peak 2.0 MB, left 32 MiB cached after 152–158 allocations).
+const COMPUTE_POOL_GRANULE: usize = 32 << 20;
+
 /// The rule of [`GpuCall::keeps_compute_cache`] before the owner shape:
 /// `None` to trim, `Some(false)` to keep over the resident key,
-/// `Some(true)` to keep for the calls in flight (`busy`).
+/// `Some(true)` to keep for the calls in flight (`busy`). The cache is kept
+/// only up to the peak as the pool maps it ([`COMPUTE_POOL_GRANULE`]);
+/// admission counts any of it above the peak as used
+/// ([`super::memory::DeviceMemory::room`]).
 fn keep_rule(c: KeepInputs) -> Option<bool> {
-    if c.cached > c.peak {
+    if c.cached > c.peak.next_multiple_of(COMPUTE_POOL_GRANULE) {
         None
     } else if c.key_on_device {
         Some(false)
@@ -491,7 +501,7 @@ impl Backend for GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{keep_rule, KeepInputs};
+    use super::{keep_rule, KeepInputs, COMPUTE_POOL_GRANULE};
 
     #[test]
     fn the_cache_stays_over_a_resident_key_or_for_calls_in_flight() {
@@ -503,7 +513,7 @@ mod tests {
             (KeepInputs { idle: true, ..busy }, "the device's last call"),
             (KeepInputs { prestaged: false, ..busy }, "a call on the fallback path"),
             (KeepInputs { active: 1, ..busy }, "no other call in flight"),
-            (KeepInputs { cached: 11, ..busy }, "a cache over a computing call's peak"),
+            (KeepInputs { cached: COMPUTE_POOL_GRANULE + 1, ..busy }, "a cache over a computing call's peak, as the pool maps it"),
         ] {
             assert_eq!(keep_rule(c), None, "{why}");
         }
@@ -511,6 +521,11 @@ mod tests {
         let resident = KeepInputs { key_on_device: true, busy_setting: false, idle: true, prestaged: false, active: 1, ..busy };
         assert_eq!(keep_rule(resident), Some(false));
         assert_eq!(keep_rule(KeepInputs { busy_setting: true, idle: false, active: 3, ..resident }), Some(false), "resident, not busy");
-        assert_eq!(keep_rule(KeepInputs { cached: 11, ..resident }), None);
+        assert_eq!(keep_rule(KeepInputs { cached: COMPUTE_POOL_GRANULE + 1, ..resident }), None);
+        // A small call's peak rounds up to the pool's block; a large one's too.
+        assert_eq!(keep_rule(KeepInputs { cached: COMPUTE_POOL_GRANULE, peak: 2_026_476, ..resident }), Some(false), "MiMC 2^11 on an H100");
+        let big = 5 * COMPUTE_POOL_GRANULE + 7;
+        assert_eq!(keep_rule(KeepInputs { cached: 6 * COMPUTE_POOL_GRANULE, peak: big, ..resident }), Some(false));
+        assert_eq!(keep_rule(KeepInputs { cached: 6 * COMPUTE_POOL_GRANULE + 1, peak: big, ..resident }), None);
     }
 }

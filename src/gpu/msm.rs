@@ -756,7 +756,9 @@ impl<'s> ManyScalars<'s> {
 /// device (`d_scalars`: at least 4·bases.len() u64 words, Montgomery form;
 /// overwritten: recoded in place, see [`msm_resident`]).
 /// The bases go up a chunk at a time ([`chunk_points`]), each chunk its own
-/// Pippenger MSM, summed here; read in place from the resident key, they
+/// Pippenger MSM, summed here, or with `SUPRASEAL_C2_STREAMED_MSM=table`
+/// every chunk added into one [`SharedTable`] where it fits `budget`
+/// ([`shared_table_tuning`]); read in place from the resident key, they
 /// run in MSMs of up to `budget` device bytes ([`resident_msm_points`]).
 pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>, budget: usize) -> Result<G::Projective> {
     let n = bases.len();
@@ -764,10 +766,83 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         return Ok(G::Projective::identity());
     }
     let d_scalars = &mut d_scalars.slice_mut(..);
+    let streamed = !(gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some()));
+    if let Some(tuning) = (gpu.settings.streamed_msm_table && streamed).then(|| shared_table_tuning::<G>(n, gpu.settings.gpu_chunk, budget)).flatten() {
+        let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
+        let mut table = SharedTable::new::<G>(gpu, chunk, tuning)?;
+        // Each chunk's launches are enqueued without waiting for the last
+        // chunk's: the table is reduced once, after the last chunk.
+        chunked_fold::<G, ()>(
+            gpu,
+            bases,
+            "upload MSM bases",
+            chunk,
+            (),
+            |d_bases, first, len| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None),
+            |_, ()| (),
+        )?;
+        return table.finish::<G>(gpu, None);
+    }
     chunked::<G>(gpu, bases, "upload MSM bases", budget, |d_bases, first, len| {
         let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
         msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
     })
+}
+
+/// One bucket table that every chunk of an MSM over streamed bases adds
+/// into, reduced once after the last chunk
+/// (`SUPRASEAL_C2_STREAMED_MSM=table`): the windows are those of the whole
+/// MSM's points ([`shared_table_tuning`]; c = 20 at porep-32g's H, 13
+/// windows), where one MSM per chunk takes the chunk's (c = 17 for 2^23
+/// points, 16 windows) and reduces its own buckets. Each chunk still sorts
+/// its points once per window, and adds each bucket it touches into the
+/// table (cuda/msm.cu, `add_to_bucket`).
+pub struct SharedTable {
+    scratch: MsmScratch,
+    tuning: MsmTuning,
+}
+
+impl SharedTable {
+    /// A table for chunks of up to `chunk` points, windows and launches of
+    /// `tuning`, every bucket the identity.
+    pub fn new<G: DeviceGroup>(gpu: &Exec, chunk: usize, tuning: MsmTuning) -> Result<Self> {
+        tuning.check();
+        Ok(SharedTable { scratch: MsmScratch::new::<G, _>(&mut OnDevice(gpu), chunk, tuning)?, tuning })
+    }
+
+    /// Adds Σ scalars[i]·bases[i] for i < n (at most the table's chunk;
+    /// device buffers as for [`msm_resident`], the scalars recoded in place)
+    /// into the table. Enqueued only: waits for the device only to time
+    /// `profile`'s steps.
+    pub fn add<G: DeviceGroup>(&mut self, gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, d_scalars: &mut CudaViewMut<'_, u64>, profile: Option<&mut MsmProfile>) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        add_windows::<G>(gpu, &mut self.scratch, d_bases, n, d_scalars, self.tuning, &mut Clock::new(gpu, profile))
+    }
+
+    /// Σ over every chunk added: the windows' sums, downloaded and combined.
+    pub fn finish<G: DeviceGroup>(self, gpu: &Exec, mut profile: Option<&mut MsmProfile>) -> Result<G::Projective> {
+        let sums = window_sums::<G>(gpu, self.scratch, self.tuning, &mut Clock::new(gpu, profile.as_deref_mut()))?;
+        let t = std::time::Instant::now();
+        let acc = sums.finish::<G>(gpu)?;
+        if let Some(p) = profile {
+            p.reduce_ms += t.elapsed().as_secs_f64() * 1e3;
+        }
+        Ok(acc)
+    }
+}
+
+/// The launch choice of a [`SharedTable`] for `n` bases streamed in chunks
+/// of `chunk_bytes`, where the chunk buffers and the table's MSM buffers fit
+/// `budget` device bytes: [`MsmTuning::for_points`] of all n points. `None`
+/// where that is no wider than one chunk's window (one chunk, or small
+/// vectors), or does not fit; one MSM per chunk then runs.
+pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget: usize) -> Option<MsmTuning> {
+    let chunk = chunk_points::<G>(chunk_bytes);
+    let (whole, per_chunk) = (MsmTuning::for_points(n), MsmTuning::for_points(chunk));
+    let fits = chunk_buffers_bytes::<G>(n, chunk_bytes) + msm_resident_bytes::<G>(chunk.min(n), whole) <= budget;
+    (n > chunk && whole.window_bits > per_chunk.window_bits && fits).then_some(whole)
 }
 
 /// Device bytes [`msm_resident`] allocates for `n` points with `tuning`
@@ -777,9 +852,9 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
 }
 
 /// The device buffers of one MSM of `n` points with `tuning`
-/// ([`msm_enqueue`]): the sort's; the all-windows bucket table (row w holds
-/// window w's buckets, zeroed once: every bucket is written by its
-/// window's accumulation or stays the identity); the accumulation levels;
+/// ([`msm_enqueue`], [`SharedTable`]): the sort's; the all-windows bucket
+/// table (row w holds window w's buckets, zeroed once, then only added
+/// into by each sort's accumulation); the accumulation levels;
 /// every window's segment sums (reduced once at the end, no per-window
 /// wait); the reduced window sums.
 struct MsmScratch<M: Mem = Dev> {
@@ -871,42 +946,76 @@ fn msm_enqueue<G: DeviceGroup>(
     n: usize,
     d_scalars: &mut CudaViewMut<'_, u64>,
     tuning: MsmTuning,
-    mut profile: Option<&mut MsmProfile>,
+    profile: Option<&mut MsmProfile>,
 ) -> Result<Option<WindowSums>> {
-    assert!(d_scalars.len() >= 4 * n && d_bases.len() >= G::Affine::WORDS * n, "msm: n vs device buffers");
-    assert!(n < 1 << 31, "msm: {n} points, the sort's indices hold fewer than 2^31");
     tuning.check();
     if n == 0 {
         return Ok(None);
     }
+    let mut clock = Clock::new(gpu, profile);
+    let mut scratch = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning)?;
+    add_windows::<G>(gpu, &mut scratch, d_bases, n, d_scalars, tuning, &mut clock)?;
+    window_sums::<G>(gpu, scratch, tuning, &mut clock).map(Some)
+}
+
+/// Times the launches since its last mark into one field of an MSM's
+/// profile, where there is one (a stream synchronisation per mark).
+struct Clock<'p> {
+    gpu: &'p Exec,
+    profile: Option<&'p mut MsmProfile>,
+    since: std::time::Instant,
+}
+
+impl<'p> Clock<'p> {
+    fn new(gpu: &'p Exec, profile: Option<&'p mut MsmProfile>) -> Self {
+        Clock { gpu, profile, since: std::time::Instant::now() }
+    }
+
+    fn mark(&mut self, field: fn(&mut MsmProfile) -> &mut f64) -> Result<()> {
+        if let Some(p) = self.profile.as_deref_mut() {
+            self.gpu.stream.synchronize().map_err(cuda_err("synchronize (MSM profile)"))?;
+            *field(p) += self.since.elapsed().as_secs_f64() * 1e3;
+            self.since = std::time::Instant::now();
+        }
+        Ok(())
+    }
+}
+
+/// Adds Σ scalars[i]·bases[i] for i < n into `scratch`'s bucket table, by
+/// window: recodes the n scalars in place, sorts them by digit once per
+/// window and accumulates each window's buckets into its row of the table
+/// (cuda/msm.cu). `scratch` holds the sort of at least n points; its counts
+/// are zeroed here, so that one table may take several sorts in turn
+/// ([`SharedTable`]).
+fn add_windows<G: DeviceGroup>(
+    gpu: &Exec,
+    scratch: &mut MsmScratch,
+    d_bases: &CudaView<'_, u64>,
+    n: usize,
+    d_scalars: &mut CudaViewMut<'_, u64>,
+    tuning: MsmTuning,
+    clock: &mut Clock<'_>,
+) -> Result<()> {
+    assert!(d_scalars.len() >= 4 * n && d_bases.len() >= G::Affine::WORDS * n, "msm: n vs device buffers");
+    assert!(n < 1 << 31, "msm: {n} points, the sort's indices hold fewer than 2^31");
+    assert!(scratch.sort.idx.len() >= n, "msm: {n} points, a sort of {}", scratch.sort.idx.len());
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
-    let segments = (nb - 1).div_ceil(SEGMENT);
-    // Times the launches since the last mark into one field of the profile.
-    let mut clock = std::time::Instant::now();
-    let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| -> Result<()> {
-        if let Some(p) = profile.as_deref_mut() {
-            gpu.stream.synchronize().map_err(cuda_err("synchronize (MSM profile)"))?;
-            *field(p) += clock.elapsed().as_secs_f64() * 1e3;
-            clock = std::time::Instant::now();
-        }
-        Ok(())
-    };
+    let MsmScratch { sort, buckets, levels, .. } = scratch;
 
     // SAFETY: d_scalars holds n scalars (asserted).
     unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
-    mark(|p| &mut p.convert_ms)?;
+    clock.mark(|p| &mut p.convert_ms)?;
 
-    let MsmScratch { mut sort, mut buckets, mut levels, mut seg_out, mut sums } = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning)?;
+    gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("zero the MSM's digit counts"))?;
     let row = G::XYZZ_WORDS * nb as usize;
-    let seg_cfg = grid((windows * segments) as usize);
-
     let scalars = d_scalars.as_view();
     // SAFETY: n scalars; counts holds windows rows of nb counters.
     unsafe { launch::msm_histogram(gpu, grid(n), &scalars, n, c, nb, &mut sort.counts) }?;
-    mark(|p| &mut p.histogram_ms)?;
+    clock.mark(|p| &mut p.histogram_ms)?;
 
+    let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
         let scalars = d_scalars.as_view();
         sort.scan(gpu, k, w)?;
@@ -915,13 +1024,22 @@ fn msm_enqueue<G: DeviceGroup>(
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
-        accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, &mut levels, &mut bucket_row, &mut mark)?;
+        accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, levels, &mut bucket_row, &mut mark)?;
     }
+    Ok(())
+}
+
+/// Σ_d d·B_d of every window of `scratch`'s bucket table, by segments, and
+/// their reduction to one Jacobian point per window, left on the device.
+fn window_sums<G: DeviceGroup>(gpu: &Exec, scratch: MsmScratch, tuning: MsmTuning, clock: &mut Clock<'_>) -> Result<WindowSums> {
+    let (nb, windows) = (tuning.buckets(), tuning.windows());
+    let segments = (nb - 1).div_ceil(SEGMENT);
+    let MsmScratch { buckets, mut seg_out, mut sums, .. } = scratch;
     // SAFETY: reads windows rows of nb buckets, writes windows·segments points, seg_out's size.
-    unsafe { launch::msm_bucket_segments::<G>(gpu, seg_cfg, &buckets, nb, SEGMENT, segments, windows, &mut seg_out) }?;
-    mark(|p| &mut p.segments_ms)?;
+    unsafe { launch::msm_bucket_segments::<G>(gpu, grid((windows * segments) as usize), &buckets, nb, SEGMENT, segments, windows, &mut seg_out) }?;
+    clock.mark(|p| &mut p.segments_ms)?;
     reduce_on_device::<G>(gpu, &seg_out, segments as usize, windows as usize, &mut sums)?;
-    Ok(Some(WindowSums { sums, c }))
+    Ok(WindowSums { sums, c: tuning.window_bits })
 }
 
 #[cfg(test)]
@@ -934,6 +1052,22 @@ mod tests {
     /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) one MSM of 2^27 points
     /// (c = 20) instead of sixteen of 2^23 (c = 17). Other MSMs over
     /// resident bases stay within the chunked MSM's bytes.
+    /// At porep-32g's H with 768 MiB chunks, a streamed key's chunks share
+    /// one table of c = 20 (13 windows) within the H budget; vectors of one
+    /// chunk, and a budget of one chunk's MSM, keep one MSM per chunk.
+    #[test]
+    fn a_shared_table_takes_the_whole_msms_windows_where_it_fits() {
+        let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
+        let h = (1usize << 27) - 1;
+        let t = shared_table_tuning::<G1>(h, chunk_bytes, h_msm_budget(h, chunk_bytes)).expect("fits the H budget");
+        assert_eq!((t.window_bits, t.windows()), (20, 13));
+        assert_eq!(shared_table_tuning::<G1>(h, chunk_bytes, msm_chunked_bytes::<G1>(h, chunk_bytes)), None, "beside the batch additions");
+        let chunk = chunk_points::<G1>(chunk_bytes);
+        assert_eq!(shared_table_tuning::<G1>(chunk, chunk_bytes, usize::MAX), None, "one chunk");
+        assert_eq!(shared_table_tuning::<G1>(chunk + 1, chunk_bytes, usize::MAX), None, "c = 17 for 2^23 + 1 points, as one chunk's");
+        assert_eq!(shared_table_tuning::<G1>(4 * chunk, chunk_bytes, usize::MAX).map(|t| t.window_bits), Some(18));
+    }
+
     #[test]
     fn resident_msms_stay_within_their_budget() {
         use super::super::stage::{compute_peak_bytes, KeyShape};
@@ -956,6 +1090,12 @@ mod tests {
                 let settings = crate::config::Settings { gpu_chunk: chunk_bytes, ..crate::config::Settings::default() };
                 let peak = compute_peak_bytes(domain, &key, &settings);
                 assert!(32 * domain + h_msm_resident_bytes(n, chunk_bytes) <= peak, "n {n}, chunk {chunk_bytes}: the H step exceeds the peak {peak}");
+                // Over a streamed key, a shared table (chunk buffers and its MSM) within the H budget, so within the peak.
+                let budget = h_msm_budget(n, chunk_bytes);
+                if let Some(t) = shared_table_tuning::<G1>(n, chunk_bytes, budget) {
+                    let table = chunk_buffers_bytes::<G1>(n, chunk_bytes) + msm_resident_bytes::<G1>(chunk.min(n), t);
+                    assert!(table <= budget && 32 * domain + table <= peak, "n {n}, chunk {chunk_bytes}: a shared table of {table} B");
+                }
             }
         }
     }
