@@ -15,9 +15,10 @@
 //! 2,118,373 points; every
 //! variant's point is asserted equal to the first run's. Limits:
 //! BENCH_MSM_MAX_LOG (26), BENCH_NTT_MAX_LOG (27), BENCH_G2_MAX_LOG (22).
-//! BENCH_MSM_H_SWEEP=1 adds the H-MSM's 2^27 points as a streamed key runs
-//! them (16 MSMs of 2^23, `streamed_form`) and a window sweep of one MSM
-//! over them (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
+//! BENCH_MSM_H_SWEEP=1 adds the H-MSM's 2^27 points in the forms a streamed
+//! key runs them (one MSM per 2^23-point chunk, or every chunk into one
+//! bucket table: `streamed_forms`) and a window sweep of one MSM over them
+//! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -235,15 +236,15 @@ fn main() {
     }
 }
 
-/// The H-MSM's shape: one MSM of 2^27 points (a porep-32g partition's H
-/// query, one MSM over the resident key), never swept at that size. The
+/// The H-MSM's shape: 2^27 points (a porep-32g partition's H query). The
 /// bases are 2^24 random points repeated 8 times (building 2^27 distinct
 /// ones would take minutes; the sort and the accumulation see the same
-/// access pattern), the scalars 2^27 random ones. Windows c = 19..22 around
-/// MsmTuning::for_points's 20; each must give the reference, Σ over the 8
+/// access pattern), the scalars 2^27 random ones. First the forms a
+/// streamed key runs, kernels only (`streamed_forms`), then one MSM over
+/// all of them, as over a resident key, at windows c = 19..21 around
+/// MsmTuning::for_points's 20. Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
-/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~5 GB at
-/// c = 22).
+/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4 GB).
 fn h_msm_sweep(gpu: &GpuBackendHandle) {
     const BLOCKS: usize = 8;
     let block = 1usize << 24;
@@ -253,37 +254,41 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
     let reference = gpu.with_pinned(&s, || {
         s.chunks(block).map(|part| gpu.msm_g1_resident_ms(&base, part, MsmTuning::for_points(block), 1).unwrap().1).sum::<G1Projective>()
     });
-    streamed_form(gpu, &base, &s, reference);
     let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
     drop(base);
-    window_sweep(gpu, &b, &s, 19..=22, 2, reference, ("G1 MSM, H-MSM shape", "2^27", "bases on the device (2^24 repeated 8 times)"));
+    streamed_forms(gpu, &b, &s, reference);
+    window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", "one MSM, bases on the device (2^24 repeated 8 times)"));
 }
 
-/// The H-MSM as it runs over a streamed key, kernels only: one MSM per
-/// chunk of `chunk_points` (2^23 at the default 768 MiB), each with
-/// MsmTuning::for_points's window and its own bucket reduction, the
-/// results summed; the bases on the device, no uploads. Beside the 2^27
-/// rows below it shows what the chunked form costs over one MSM. `base`
-/// holds the first chunks' bases (repeated, as in [`h_msm_sweep`]).
-fn streamed_form(gpu: &GpuBackendHandle, base: &[G1Affine], s: &[Scalar], want: G1Projective) {
+/// The H-MSM as a streamed key runs it, kernels only (bases and scalars on
+/// the device before the clock starts, no uploads): one MSM per chunk of
+/// 2^23 points (the default 768 MiB chunk) with the chunk's window, as
+/// `SUPRASEAL_C2_STREAMED_MSM=chunks` runs; the same chunks adding into one
+/// shared bucket table (`=table`) at the whole MSM's window (c = 20) and
+/// narrower ones, and with 16 or 64 points per accumulation thread; and one
+/// MSM per chunk of 2^25 points (3 GiB chunks). Each must give `want`.
+fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective) {
     // gpu::msm::chunk_points: the power of two of 96-byte affine points that fits the chunk.
     let fit = supraseal_c2::config::GPU_CHUNK_DEFAULT / 96;
     let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
-    assert_eq!(base.len() % chunk, 0, "whole chunks of the repeated bases");
-    let tuning = MsmTuning::for_points(chunk);
-    let (mut ms, mut sum, mut total) = (0.0, <G1Projective as group::Group>::identity(), MsmProfile::default());
+    let whole = MsmTuning::for_points(b.len());
+    let forms = [
+        (chunk, MsmTuning::for_points(chunk), false, "one MSM per chunk (chunks, the default)"),
+        (chunk, whole, true, "chunks into one table (table)"),
+        (chunk, MsmTuning { window_bits: 19, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { window_bits: 18, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { points_per_thread: 16, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { points_per_thread: 64, ..whole }, true, "chunks into one table"),
+        (4 * chunk, MsmTuning::for_points(4 * chunk), false, "one MSM per chunk of 4x the default"),
+    ];
     gpu.with_pinned(s, || {
-        for (i, part) in s.chunks(chunk).enumerate() {
-            let first = (i * chunk) % base.len();
-            let (t, got, p) = gpu.msm_g1_resident_ms(&base[first..first + chunk], part, tuning, 2).unwrap();
-            ms += t;
-            sum += got;
-            total += p;
+        for (points, tuning, table, how) in forms {
+            let (ms, got, p) = gpu.msm_g1_chunks_ms(b, s, points, tuning, table, 2).unwrap();
+            assert_eq!(got, want, "{how}, {points} points, {tuning:?}: differs from the reference");
+            let chunks = b.len().div_ceil(points);
+            println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | streamed form, kernels only: {how}, {chunks} chunks of {points} points, {tuning:?}; {} |", profile(&p));
         }
     });
-    assert_eq!(sum, want, "the chunked form differs from the reference");
-    let chunks = s.len().div_ceil(chunk);
-    println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | as over a streamed key: {chunks} MSMs of {chunk} points, {tuning:?}, summed; bases on the device, no uploads; {} |", profile(&total));
 }
 
 /// The G1 MSM over `b`, `s` (bases on the device) at each window width of

@@ -570,6 +570,48 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
     eprintln!("batch additions on a second stream beside an MSM ({n} G1 points, 1 MiB chunks, 3 circuits): match");
 }
 
+/// `SUPRASEAL_C2_STREAMED_MSM=table`: the chunks of an MSM over streamed
+/// bases add into one bucket table of the whole MSM's windows. With 1 MiB
+/// chunks (2^13 G1, 2^12 G2 points), 5 G1 chunks (the last partial) into
+/// c = 14 where one chunk's MSM takes c = 12, and 5 G2 chunks into c = 13:
+/// random scalars, mostly 0 and 1 (one bucket holding half the points: the
+/// merge levels add into the table), all zero; a base at infinity and
+/// repeated bases. Each equals the CPU's and the one-MSM-per-chunk form's.
+#[cfg(supraseal_gpu)]
+#[test]
+fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
+    use supraseal_c2::gpu::msm::{msm_device_scalars, shared_table_tuning};
+    use supraseal_c2::gpu::words::limbs;
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, key_resident: false, ..Default::default() };
+    let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };
+    let chunks = gpu_with(settings).expect("opened above");
+    let s = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(s + 120);
+    fn sum<Gr: supraseal_c2::gpu::msm::DeviceGroup>(gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[Gr::Affine], sc: &[Scalar]) -> Gr::Projective {
+        let exec = gpu.compute();
+        let mut d = exec.upload(limbs(sc), "test scalars").unwrap();
+        msm_device_scalars::<Gr>(exec, bases, &mut d, usize::MAX).unwrap()
+    }
+    let n = 4 * 8192 + 77;
+    assert_eq!(shared_table_tuning::<G1>(n, 1 << 20, usize::MAX).map(|t| t.window_bits), Some(14));
+    let mut bases = random_bases(n, s + 121);
+    bases[8191] = G1Affine::identity();
+    bases[8192] = bases[8191 - 100];
+    bases[3 * 8192 + 5] = bases[17];
+    for (name, sc) in [("random", random_scalars(n, s + 122)), ("mostly 0/1", mostly_bits(n, &mut rng)), ("zero", vec![Scalar::ZERO; n])] {
+        let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
+        assert_eq!(sum::<G1>(&gpu, &bases, &sc), want, "G1, 5 chunks into one table, {name} scalars");
+        assert_eq!(sum::<G1>(&chunks, &bases, &sc), want, "G1, one MSM per chunk, {name} scalars");
+    }
+    let m = 4 * 4096 + 3;
+    assert_eq!(shared_table_tuning::<G2>(m, 1 << 20, usize::MAX).map(|t| t.window_bits), Some(13));
+    let g2 = random_g2_bases(m, s + 123);
+    for (name, sc) in [("random", random_scalars(m, s + 124)), ("mostly 0/1", mostly_bits(m, &mut rng))] {
+        assert_eq!(sum::<G2>(&gpu, &g2, &sc), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2, 5 chunks into one table, {name} scalars");
+    }
+    eprintln!("MSMs whose chunks share one bucket table (G1 {n} points, G2 {m}, 1 MiB chunks): match");
+}
+
 /// The peak formula admission reserves (`compute_peak_bytes`) covers what
 /// phase 2's steps hold on the device, and is not far above it: every step
 /// of a 2^20-domain circuit in turn (quotient and H-MSM, a G1 MSM, G1 and G2

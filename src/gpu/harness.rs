@@ -324,6 +324,64 @@ impl GpuBackendHandle {
         }
     }
 
+    /// Benchmark of one G1 MSM over bases streamed in chunks of `chunk`
+    /// points, kernels only: the bases and scalars uploaded before the
+    /// clock starts, then each chunk its own MSM with `tuning` summed on the
+    /// host (`table` false, as one MSM per chunk runs), or every chunk added
+    /// into one [`msm::SharedTable`] with `tuning` and reduced once (`table`
+    /// true, `SUPRASEAL_C2_STREAMED_MSM=table`), timed to the result on the
+    /// host. Returns the median ms of `reps` runs, the result of the last,
+    /// and one more run's per-kernel profile (summed over the chunks).
+    /// Errors: a CUDA error naming the call.
+    pub fn msm_g1_chunks_ms(&self, bases: &[G1Affine], scalars: &[Scalar], chunk: usize, tuning: MsmTuning, table: bool, reps: usize) -> Result<(f64, blstrs::G1Projective, MsmProfile)> {
+        assert_eq!(bases.len(), scalars.len(), "msm_g1_chunks_ms: bases vs scalars");
+        assert!(chunk > 0, "msm_g1_chunks_ms: chunks of 0 points");
+        #[cfg(supraseal_gpu)]
+        {
+            use group::Group;
+            let gpu = self.inner.exec();
+            let d_bases = gpu.upload(limbs(bases), "upload MSM bases")?;
+            let words = <blstrs::G1Affine as super::words::Limbs>::WORDS;
+            let run = |mut profile: Option<&mut MsmProfile>| -> Result<(f64, blstrs::G1Projective)> {
+                let mut d_scalars = gpu.upload(limbs(scalars), "upload MSM scalars")?;
+                gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
+                let t = std::time::Instant::now();
+                let parts = (0..bases.len()).step_by(chunk).map(|first| (first, chunk.min(bases.len() - first)));
+                let sum = if table {
+                    let mut shared = msm::SharedTable::new::<msm::G1>(gpu, chunk.min(bases.len()), tuning)?;
+                    for (first, len) in parts {
+                        let b = d_bases.slice(words * first..words * (first + len));
+                        shared.add::<msm::G1>(gpu, &b, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), profile.as_deref_mut())?;
+                    }
+                    shared.finish::<msm::G1>(gpu, profile)?
+                } else {
+                    let mut sum = blstrs::G1Projective::identity();
+                    for (first, len) in parts {
+                        let b = d_bases.slice(words * first..words * (first + len));
+                        sum += msm::msm_resident::<msm::G1>(gpu, &b, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), tuning, profile.as_deref_mut())?;
+                    }
+                    sum
+                };
+                Ok((t.elapsed().as_secs_f64() * 1e3, sum))
+            };
+            let mut last = run(None)?; // warm-up
+            let mut times = Vec::with_capacity(reps);
+            for _ in 0..reps.max(1) {
+                last = run(None)?;
+                times.push(last.0);
+            }
+            times.sort_by(f64::total_cmp);
+            let mut profile = MsmProfile::default();
+            run(Some(&mut profile))?;
+            Ok((times[times.len() / 2], last.1, profile))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = (tuning, table, reps);
+            match self.never {}
+        }
+    }
+
     /// G1 batch additions of `bitmaps` (one per circuit, at most 16, each
     /// at least `bases.len()` bits) over `bases` uploaded once, in one pass
     /// over the device's copy: the median of `reps` timed runs in ms (the

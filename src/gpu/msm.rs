@@ -795,8 +795,9 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
 /// MSM's points ([`shared_table_tuning`]; c = 20 at porep-32g's H, 13
 /// windows), where one MSM per chunk takes the chunk's (c = 17 for 2^23
 /// points, 16 windows) and reduces its own buckets. Each chunk still sorts
-/// its points once per window, and adds each bucket it touches into the
-/// table (cuda/msm.cu, `add_to_bucket`).
+/// its points once per window, accumulates that window's buckets into a
+/// row of its own and adds the row into the table's (`add_tables`, as the
+/// subgroup check adds a chunk's table into its vector's).
 pub struct SharedTable {
     scratch: MsmScratch,
     tuning: MsmTuning,
@@ -807,7 +808,7 @@ impl SharedTable {
     /// `tuning`, every bucket the identity.
     pub fn new<G: DeviceGroup>(gpu: &Exec, chunk: usize, tuning: MsmTuning) -> Result<Self> {
         tuning.check();
-        Ok(SharedTable { scratch: MsmScratch::new::<G, _>(&mut OnDevice(gpu), chunk, tuning)?, tuning })
+        Ok(SharedTable { scratch: MsmScratch::new::<G, _>(&mut OnDevice(gpu), chunk, tuning, true)?, tuning })
     }
 
     /// Adds Σ scalars[i]·bases[i] for i < n (at most the table's chunk;
@@ -841,38 +842,50 @@ impl SharedTable {
 pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget: usize) -> Option<MsmTuning> {
     let chunk = chunk_points::<G>(chunk_bytes);
     let (whole, per_chunk) = (MsmTuning::for_points(n), MsmTuning::for_points(chunk));
-    let fits = chunk_buffers_bytes::<G>(n, chunk_bytes) + msm_resident_bytes::<G>(chunk.min(n), whole) <= budget;
+    let fits = chunk_buffers_bytes::<G>(n, chunk_bytes) + shared_table_bytes::<G>(chunk.min(n), whole) <= budget;
     (n > chunk && whole.window_bits > per_chunk.window_bits && fits).then_some(whole)
+}
+
+/// Device bytes of a [`SharedTable`] for chunks of `chunk` points.
+pub fn shared_table_bytes<G: DeviceGroup>(chunk: usize, tuning: MsmTuning) -> usize {
+    bytes_of(|a| MsmScratch::new::<G, _>(a, chunk, tuning, true))
 }
 
 /// Device bytes [`msm_resident`] allocates for `n` points with `tuning`
 /// ([`MsmScratch`]), beside the bases and scalars it is given.
 pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize {
-    bytes_of(|a| MsmScratch::new::<G, _>(a, n, tuning))
+    bytes_of(|a| MsmScratch::new::<G, _>(a, n, tuning, false))
 }
 
 /// The device buffers of one MSM of `n` points with `tuning`
 /// ([`msm_enqueue`], [`SharedTable`]): the sort's; the all-windows bucket
-/// table (row w holds window w's buckets, zeroed once, then only added
-/// into by each sort's accumulation); the accumulation levels;
+/// table (row w holds window w's buckets, zeroed once: every bucket is
+/// written by its window's accumulation or stays the identity; a
+/// [`SharedTable`]'s rows take each sort's buckets through `part`); the
+/// accumulation levels;
 /// every window's segment sums (reduced once at the end, no per-window
 /// wait); the reduced window sums.
 struct MsmScratch<M: Mem = Dev> {
     sort: SortBuffers<M>,
     buckets: M::Buf<u64>,
+    /// A [`SharedTable`]'s: one window's buckets of one sort, added into
+    /// the table's row once accumulated.
+    part: Option<M::Buf<u64>>,
     levels: Levels<M>,
     seg_out: M::Buf<u64>,
     sums: M::Buf<u64>,
 }
 
 impl<M: Mem> MsmScratch<M> {
-    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, tuning: MsmTuning) -> Result<Self> {
+    /// For sorts of up to `n` points; `shared`: with a [`SharedTable`]'s row.
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, tuning: MsmTuning, shared: bool) -> Result<Self> {
         let MsmTuning { points_per_thread: k, block, .. } = tuning;
         let (nb, windows) = (tuning.buckets(), tuning.windows());
         let segments = (nb - 1).div_ceil(SEGMENT) as usize;
         Ok(MsmScratch {
             sort: SortBuffers::new(a, n, nb, k, windows)?,
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
+            part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
             seg_out: a.zeros::<u64>(G::XYZZ_WORDS * windows as usize * segments, "alloc segment sums")?,
             sums: a.zeros::<u64>(G::JAC_WORDS * windows as usize, "alloc reduce output")?,
@@ -953,7 +966,7 @@ fn msm_enqueue<G: DeviceGroup>(
         return Ok(None);
     }
     let mut clock = Clock::new(gpu, profile);
-    let mut scratch = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning)?;
+    let mut scratch = MsmScratch::new::<G, _>(&mut OnDevice(gpu), n, tuning, false)?;
     add_windows::<G>(gpu, &mut scratch, d_bases, n, d_scalars, tuning, &mut clock)?;
     window_sums::<G>(gpu, scratch, tuning, &mut clock).map(Some)
 }
@@ -1002,7 +1015,7 @@ fn add_windows<G: DeviceGroup>(
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
-    let MsmScratch { sort, buckets, levels, .. } = scratch;
+    let MsmScratch { sort, buckets, part, levels, .. } = scratch;
 
     // SAFETY: d_scalars holds n scalars (asserted).
     unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
@@ -1024,7 +1037,18 @@ fn add_windows<G: DeviceGroup>(
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
-        accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, levels, &mut bucket_row, &mut mark)?;
+        match part.as_mut() {
+            None => accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, levels, &mut bucket_row, &mut mark)?,
+            Some(part) => {
+                // A shared table's row holds earlier sorts' buckets: this
+                // sort's go to a row of identities first, then are added in.
+                gpu.stream.memset_zeros(part).map_err(cuda_err("zero a sort's bucket row"))?;
+                accumulate_sorted::<G>(gpu, d_bases, &sort.sorted(), k, threads, levels, &mut part.slice_mut(..), &mut mark)?;
+                // SAFETY: both rows hold nb points.
+                unsafe { launch::add_tables::<G>(gpu, grid(nb as usize), &mut bucket_row, &*part, nb as usize) }?;
+                mark(|p| &mut p.fixup_ms)?;
+            }
+        }
     }
     Ok(())
 }
@@ -1093,7 +1117,7 @@ mod tests {
                 // Over a streamed key, a shared table (chunk buffers and its MSM) within the H budget, so within the peak.
                 let budget = h_msm_budget(n, chunk_bytes);
                 if let Some(t) = shared_table_tuning::<G1>(n, chunk_bytes, budget) {
-                    let table = chunk_buffers_bytes::<G1>(n, chunk_bytes) + msm_resident_bytes::<G1>(chunk.min(n), t);
+                    let table = chunk_buffers_bytes::<G1>(n, chunk_bytes) + shared_table_bytes::<G1>(chunk.min(n), t);
                     assert!(table <= budget && 32 * domain + table <= peak, "n {n}, chunk {chunk_bytes}: a shared table of {table} B");
                 }
             }

@@ -120,7 +120,8 @@ pub struct MsmProfile {
     /// Bucket sort per window: scan, scatter.
     pub sort_ms: f64,
     pub accumulate_ms: f64,
-    /// Merge levels of the partial sums and the per-bucket fix-up.
+    /// Merge levels of the partial sums and the per-bucket fix-up (and a
+    /// shared table's additions of each sort's row, `gpu::msm::SharedTable`).
     pub fixup_ms: f64,
     /// Σ d·B_d by segments.
     pub segments_ms: f64,

@@ -23,8 +23,13 @@
 #             the compute pool trimmed after every call, then kept for the calls in flight; prints
 #             the rows, each call's compute-pool allocation time and whether it kept the cache, and
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
-#   hmsm      the H-MSM's 2^27 points as a streamed key runs them (16 MSMs of 2^23), then   ~300 s
-#             the window sweep of one MSM over them (BENCH_MSM_H_SWEEP=1)
+#   table     ours, W = 1 x 1 and one call of 10 circuits over a streamed key, once per     ~70 s each
+#             SUPRASEAL_C2_STREAMED_MSM in FORMS (default "chunks table chunks table"; TMODES
+#             adds two-limit=16384): prints the rows, each H-MSM's time, and checks the proofs;
+#             needs /tmp/p32.params (synth-bg, wait)
+#   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
+#             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
+#             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
@@ -32,7 +37,7 @@
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
 #               steps.sh cache · steps.sh porep · steps.sh upstream
-#   on an H100 (no resident key): steps.sh synth-bg tests wait cache · steps.sh porep16
+#   on an H100 (no resident key): steps.sh synth-bg tests hmsm wait · steps.sh table · steps.sh cache · steps.sh porep16
 #   (30 minutes of device time hold the start and about four such calls)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
@@ -165,6 +170,19 @@ for step in "$@"; do
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 4
       grep -o -E "allocations=[0-9]+ alloc_ms=[0-9.]+ trim_ms=[0-9.]+ cache_kept=[a-z]+" $R/gpu-run-porep-same-run.log | sed 's/allocations=[0-9]* //' | tr '\n' ';'; echo
       grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
+      same_proofs $R/proofs-porep-32g-ours.txt
+    done
+    ;;
+  table)
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "table: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    i=0
+    for form in ${FORMS:-chunks table chunks table}; do
+      i=$((i + 1)); R=$OUT/table-$form-$i; mkdir -p $R
+      env OUT=$R WORKERS=1 PARTITIONS=1 BATCH=10 MODES=${TMODES:-two} KEEP=1 SKIP_UPSTREAM=1 \
+        OURS_ENV="$LOGS SUPRASEAL_C2_KEY_RESIDENT=off SUPRASEAL_C2_STREAMED_MSM=$form" timeout 250 ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (SUPRASEAL_C2_STREAMED_MSM=$form)"
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=|peak" | tail -n 6
+      grep -o -E "h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
       same_proofs $R/proofs-porep-32g-ours.txt
     done
     ;;
