@@ -264,7 +264,7 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
 /// the device before the clock starts, no uploads): one MSM per chunk of
 /// 2^23 points (the default 768 MiB chunk) with the chunk's window, as
 /// `SUPRASEAL_C2_STREAMED_MSM=chunks` runs; the same chunks adding into one
-/// shared bucket table (`=table`) at the whole MSM's window (c = 20) and
+/// shared bucket table (`=table`, the default) at the whole MSM's window (c = 20) and
 /// narrower ones, and with 16 or 64 points per accumulation thread; and one
 /// MSM per chunk of 2^25 points (3 GiB chunks). Each must give `want`.
 fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective) {
@@ -273,8 +273,8 @@ fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1
     let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
     let whole = MsmTuning::for_points(b.len());
     let forms = [
-        (chunk, MsmTuning::for_points(chunk), false, "one MSM per chunk (chunks, the default)"),
-        (chunk, whole, true, "chunks into one table (table)"),
+        (chunk, MsmTuning::for_points(chunk), false, "one MSM per chunk (chunks)"),
+        (chunk, whole, true, "chunks into one table (table, the default)"),
         (chunk, MsmTuning { window_bits: 19, ..whole }, true, "chunks into one table"),
         (chunk, MsmTuning { window_bits: 18, ..whole }, true, "chunks into one table"),
         (chunk, MsmTuning { points_per_thread: 16, ..whole }, true, "chunks into one table"),

@@ -24,7 +24,7 @@
 //! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | half the CPU pool's threads, 1–8 |
 //! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream) | `auto` |
 //! | `SUPRASEAL_C2_COMPUTE_CACHE` | `resident` (the compute pool keeps its memory mapped between calls only over a key resident on the device) or `busy` (also over a streamed key, from the end of a call's phase 2 while another call on the device is in flight, where this call's inputs were pre-staged; trimmed when the device goes idle): the next call's phase 2 then reuses that memory instead of mapping its buffers again (`gpu::call`, `keeps_compute_cache`) | `resident` |
-//! | `SUPRASEAL_C2_STREAMED_MSM` | `chunks` (an MSM over bases streamed to the device a chunk at a time, such as the H-MSM over a streamed key, runs one Pippenger MSM per chunk, each reducing its own buckets) or `table` (every chunk adds into one bucket table of the windows the whole MSM would take, reduced once, where that table fits the step's memory: `gpu::msm::SharedTable`); the proofs are the same | `chunks` |
+//! | `SUPRASEAL_C2_STREAMED_MSM` | `table` (the chunks of an MSM over bases streamed to the device, such as the H-MSM over a streamed key, add into one bucket table of the windows the whole MSM takes, reduced once, where that table fits the step's memory: `gpu::msm::SharedTable`; at porep-32g on an H100, 1,122 ms per H-MSM against 1,213) or `chunks` (one Pippenger MSM per chunk, each reducing its own buckets); the proofs are the same | `table` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -107,9 +107,9 @@ pub struct Settings {
     /// another call is in flight on the device (`resident`, the default:
     /// only over a resident key).
     pub compute_cache_busy: bool,
-    /// `SUPRASEAL_C2_STREAMED_MSM=table`: an MSM over streamed bases adds
-    /// every chunk into one bucket table (`chunks`, the default: one MSM per
-    /// chunk).
+    /// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): an MSM over
+    /// streamed bases adds every chunk into one bucket table (`chunks`: one
+    /// MSM per chunk).
     pub streamed_msm_table: bool,
 }
 
@@ -346,7 +346,7 @@ impl Default for Settings {
             staging_threads: None,
             batch_add_beside: Beside::Auto,
             compute_cache_busy: false,
-            streamed_msm_table: false,
+            streamed_msm_table: true,
         }
     }
 }
@@ -427,8 +427,8 @@ impl Settings {
             Some(_) => return Err(refused("SUPRASEAL_C2_COMPUTE_CACHE", "resident or busy")),
         };
         let streamed_msm_table = match var("SUPRASEAL_C2_STREAMED_MSM").as_deref() {
-            None | Some("chunks") => false,
-            Some("table") => true,
+            None | Some("table") => true,
+            Some("chunks") => false,
             Some(_) => return Err(refused("SUPRASEAL_C2_STREAMED_MSM", "chunks or table")),
         };
         let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
@@ -582,7 +582,7 @@ mod tests {
             assert_eq!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", v)]).unwrap().compute_cache_busy, busy, "SUPRASEAL_C2_COMPUTE_CACHE={v:?}");
         }
         assert!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", "on")]).unwrap_err().message.contains("resident or busy"));
-        assert!(!d.streamed_msm_table, "one MSM per chunk, by default");
+        assert!(d.streamed_msm_table, "one shared bucket table, by default");
         for (v, table) in [("chunks", false), (" TABLE", true)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_STREAMED_MSM", v)]).unwrap().streamed_msm_table, table, "SUPRASEAL_C2_STREAMED_MSM={v:?}");
         }

@@ -570,7 +570,7 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
     eprintln!("batch additions on a second stream beside an MSM ({n} G1 points, 1 MiB chunks, 3 circuits): match");
 }
 
-/// `SUPRASEAL_C2_STREAMED_MSM=table`: the chunks of an MSM over streamed
+/// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): the chunks of an MSM over streamed
 /// bases add into one bucket table of the whole MSM's windows. With 1 MiB
 /// chunks (2^13 G1, 2^12 G2 points), 5 G1 chunks (the last partial) into
 /// c = 14 where one chunk's MSM takes c = 12, and 5 G2 chunks into c = 13:
@@ -582,7 +582,7 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
 fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     use supraseal_c2::gpu::msm::{msm_device_scalars, shared_table_tuning};
     use supraseal_c2::gpu::words::limbs;
-    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, key_resident: false, ..Default::default() };
+    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, key_resident: false, streamed_msm_table: false, ..Default::default() };
     let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };
     let chunks = gpu_with(settings).expect("opened above");
     let s = seed();

@@ -183,8 +183,12 @@ for step in "$@"; do
       echo "run.sh rc=$? (SUPRASEAL_C2_STREAMED_MSM=$form)"
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=|peak" | tail -n 6
       grep -o -E "h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
-      same_proofs $R/proofs-porep-32g-ours.txt
+      # One worker's witnesses: the reference (three workers') matches only circuits 0, 3, 6, 9
+      # of the call; every form must give the first run's bytes.
+      first=${first:-$R/proofs-porep-32g-ours.txt}
+      cmp $first $R/proofs-porep-32g-ours.txt && echo "proofs byte-identical to the first run's ($(wc -l < $first))"
     done
+    unset first
     ;;
   hmsm)
     H=$OUT/hmsm.log
