@@ -265,8 +265,9 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
 /// 2^23 points (the default 768 MiB chunk) with the chunk's window, as
 /// `SUPRASEAL_C2_STREAMED_MSM=chunks` runs; the same chunks adding into one
 /// shared bucket table (`=table`, the default) at the whole MSM's window (c = 20) and
-/// narrower ones, and with 16 or 64 points per accumulation thread; and one
-/// MSM per chunk of 2^25 points (3 GiB chunks). Each must give `want`.
+/// narrower ones, and with 16 or 64 points per accumulation thread; one
+/// MSM per chunk of 2^25 points (3 GiB chunks); and chunks of 2^24 and 2^25
+/// points into one table. Each must give `want`.
 fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective) {
     // gpu::msm::chunk_points: the power of two of 96-byte affine points that fits the chunk.
     let fit = supraseal_c2::config::GPU_CHUNK_DEFAULT / 96;
@@ -280,6 +281,8 @@ fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1
         (chunk, MsmTuning { points_per_thread: 16, ..whole }, true, "chunks into one table"),
         (chunk, MsmTuning { points_per_thread: 64, ..whole }, true, "chunks into one table"),
         (4 * chunk, MsmTuning::for_points(4 * chunk), false, "one MSM per chunk of 4x the default"),
+        (2 * chunk, whole, true, "chunks of 2x the default into one table"),
+        (4 * chunk, whole, true, "chunks of 4x the default into one table"),
     ];
     gpu.with_pinned(s, || {
         for (points, tuning, table, how) in forms {
