@@ -14,9 +14,8 @@
 //   sort; the bucket is kept only where an accumulation thread starts) ->
 //   accumulate each bucket's points (balanced: each thread takes K
 //   consecutive sorted points and hands runs that cross its range to merge
-//   levels and a fix-up pass), adding them into that window's row of an
-//   all-windows bucket table (zeroed once; the chunks of a streamed MSM
-//   may add into one table, one sort each).
+//   levels and a fix-up pass) into that window's row of an all-windows
+//   bucket table.
 // Then, once for all windows: sum_d d*B_d by segments of buckets (running
 // sums) -> one Jacobian point per window.
 // The host combines the windows: sum_w 2^(c*w) * W_w.
@@ -245,24 +244,13 @@ __device__ __forceinline__ uint32_t next_bucket(const uint32_t* starts, uint32_t
     return lo;
 }
 
-// buckets[d] += acc. A bucket table starts at the identity (zeroed) and is
-// only ever added into, so several sorts may fill one table in turn: the
-// chunks of an MSM over a streamed key share one table of wide windows
-// (src/gpu/msm.rs, SharedTable) and reduce it once.
-template<class point_t>
-__device__ __forceinline__ void add_to_bucket(point_t* buckets, uint32_t d, point_t& acc) {
-    point_t b = buckets[d];
-    b.add(acc);
-    buckets[d] = b;
-}
-
 // Thread t sums sorted positions [t*K, t*K+K) run by run: base idx[p] &
 // 0x7fffffff, subtracted where bit 31 of idx[p] is set (a negative digit; an
 // infinity base is a no-op either way). The bucket at t*K is thread_keys[t]
 // (the scatter's); a run ends where the next nonempty bucket starts
 // (starts[d + 1]). Its first run goes to heads[t], its last (if different)
-// to tails[t]; runs strictly inside are whole buckets and are added
-// straight into buckets[] (no other thread sees them).
+// to tails[t]; runs strictly inside are whole buckets and are written
+// straight to buckets[] (no other thread sees them).
 template<class affine_t, class point_t>
 __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys,
                                                const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
@@ -284,7 +272,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
     for (size_t p = lo; p < hi; p++) {
         if (p >= end) {
             if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
-            else add_to_bucket(buckets, cur, acc);
+            else buckets[cur] = acc;
             acc.inf();
             cur = next_bucket(starts, nb, cur, p, &end);
         }
@@ -301,8 +289,8 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
 // INVALID keys skipped), are sorted by bucket, and each bucket's partials
 // are contiguous. One merge level: thread u sums entries [u*K, u*K + K) run
 // by run, like the accumulation. A run strictly inside its range is all that
-// is left of its bucket and is added into buckets[key] (that bucket had no
-// direct addition: level 0 added only buckets without partials); its first and
+// is left of its bucket and is written to buckets[key] (that bucket had no
+// direct write: level 0 wrote only buckets without partials); its first and
 // last runs become this level's heads_out/tails_out. Each level divides the
 // entries by K/2, so a bucket holding most of the points (skewed scalars: many
 // equal small values) is summed in log levels, not by one thread. The levels
@@ -329,7 +317,7 @@ __device__ __forceinline__ void msm_merge_partials(const point_t* heads, const u
         if (k != cur) {
             if (cur != INVALID) {
                 if (first) { heads_out[u] = acc; head_keys_out[u] = cur; first = false; }
-                else add_to_bucket(buckets, cur, acc);
+                else buckets[cur] = acc;
             }
             acc.inf();
             cur = k;
