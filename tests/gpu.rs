@@ -570,46 +570,43 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
     eprintln!("batch additions on a second stream beside an MSM ({n} G1 points, 1 MiB chunks, 3 circuits): match");
 }
 
-/// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): the chunks of an MSM over streamed
-/// bases add into one bucket table of the whole MSM's windows. With 1 MiB
-/// chunks (2^13 G1, 2^12 G2 points), 5 G1 chunks (the last partial) into
-/// c = 14 where one chunk's MSM takes c = 12, and 5 G2 chunks into c = 13:
-/// random scalars, mostly 0 and 1 (one bucket holding half the points: the
-/// merge levels add into the table), all zero; a base at infinity and
-/// repeated bases. Each equals the CPU's and the one-MSM-per-chunk form's.
+/// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): the chunks of an MSM
+/// over streamed bases add into one bucket table of the whole MSM's
+/// windows. 96 MiB chunks (2^20 G1 points) and 2^22 + 77 points: 5 chunks,
+/// the last partial, into c = 17 (16 points per bucket and chunk, as at
+/// porep-32g), where one chunk's MSM takes c = 16. Random scalars; mostly 0
+/// and 1 (the bucket of 1 holds half the points: the merge levels run); all
+/// zero; a base at infinity and repeated bases. Each equals the CPU's and
+/// the one-MSM-per-chunk form's. (Only G1's H-MSM takes the table: every
+/// other MSM's budget holds one chunk's MSM.)
 #[cfg(supraseal_gpu)]
 #[test]
 fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     use supraseal_c2::gpu::msm::{msm_device_scalars, shared_table_tuning};
     use supraseal_c2::gpu::words::limbs;
-    let settings = supraseal_c2::config::Settings { gpu_chunk: 1 << 20, key_resident: false, streamed_msm_table: false, ..Default::default() };
+    let chunk_bytes = 96 << 20;
+    let settings = supraseal_c2::config::Settings { gpu_chunk: chunk_bytes, key_resident: false, streamed_msm_table: false, ..Default::default() };
     let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };
     let chunks = gpu_with(settings).expect("opened above");
     let s = seed();
     let mut rng = ChaCha20Rng::seed_from_u64(s + 120);
-    fn sum<Gr: supraseal_c2::gpu::msm::DeviceGroup>(gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[Gr::Affine], sc: &[Scalar]) -> Gr::Projective {
+    let sum = |gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G1Affine], sc: &[Scalar]| -> G1Projective {
         let exec = gpu.compute();
         let mut d = exec.upload(limbs(sc), "test scalars").unwrap();
-        msm_device_scalars::<Gr>(exec, bases, &mut d, usize::MAX).unwrap()
-    }
-    let n = 4 * 8192 + 77;
-    assert_eq!(shared_table_tuning::<G1>(n, 1 << 20, usize::MAX).map(|t| t.window_bits), Some(14));
+        msm_device_scalars::<G1>(exec, bases, &mut d, usize::MAX).unwrap()
+    };
+    let n = (1 << 22) + 77;
+    assert_eq!(shared_table_tuning::<G1>(n, chunk_bytes, usize::MAX).map(|t| t.window_bits), Some(17), "the table's window");
     let mut bases = random_bases(n, s + 121);
-    bases[8191] = G1Affine::identity();
-    bases[8192] = bases[8191 - 100];
-    bases[3 * 8192 + 5] = bases[17];
+    bases[(1 << 20) - 1] = G1Affine::identity();
+    bases[1 << 20] = bases[(1 << 20) - 100];
+    bases[(3 << 20) + 5] = bases[17];
     for (name, sc) in [("random", random_scalars(n, s + 122)), ("mostly 0/1", mostly_bits(n, &mut rng)), ("zero", vec![Scalar::ZERO; n])] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
-        assert_eq!(sum::<G1>(&gpu, &bases, &sc), want, "G1, 5 chunks into one table, {name} scalars");
-        assert_eq!(sum::<G1>(&chunks, &bases, &sc), want, "G1, one MSM per chunk, {name} scalars");
+        assert_eq!(sum(&gpu, &bases, &sc), want, "5 chunks into one table, {name} scalars");
+        assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
     }
-    let m = 4 * 4096 + 3;
-    assert_eq!(shared_table_tuning::<G2>(m, 1 << 20, usize::MAX).map(|t| t.window_bits), Some(13));
-    let g2 = random_g2_bases(m, s + 123);
-    for (name, sc) in [("random", random_scalars(m, s + 124)), ("mostly 0/1", mostly_bits(m, &mut rng))] {
-        assert_eq!(sum::<G2>(&gpu, &g2, &sc), cpu_msm::msm::<cpu_msm::G2>(&g2, &sc), "G2, 5 chunks into one table, {name} scalars");
-    }
-    eprintln!("MSMs whose chunks share one bucket table (G1 {n} points, G2 {m}, 1 MiB chunks): match");
+    eprintln!("an MSM whose chunks share one bucket table ({n} G1 points, 96 MiB chunks, c = 17): matches");
 }
 
 /// The peak formula admission reserves (`compute_peak_bytes`) covers what

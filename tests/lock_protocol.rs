@@ -116,9 +116,8 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         );
         // Over a streamed key, whatever the calls in flight kept, the
         // device's last call gives the compute pool's cache back. How often
-        // they kept it is printed: at this size the cache may exceed a
-        // computing call's peak (the pool maps 2 MiB at a time), and then
-        // nothing is kept and this checks only the trims.
+        // they kept it is printed (the keep bound is the peak rounded up to
+        // the pool's 32 MiB blocks).
         if mode.starts_with("key streamed") {
             if let (Ok(s), Ok(before)) = (supraseal_c2::gpu::pool_state(0), keeps_before) {
                 eprintln!("{mode}: compute pool's cache kept {} times for calls in flight", s.keeps.1 - before.1);

@@ -407,8 +407,9 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
             // `key` is held until the chunks' kernels are done: every caller's
             // `f` ends its last chunk with a download (the batch addition's
             // only there, the MSMs' at every chunk), which waits for this
-            // call's stream; after an error, kernels may still be queued, so
-            // wait for them here.
+            // call's stream, or holds the key itself until its own download
+            // (a shared table's, `msm_device_scalars`); after an error,
+            // kernels may still be queued, so wait for them here.
             if run.is_err() {
                 let _ = gpu.stream.synchronize();
             }
@@ -766,12 +767,15 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         return Ok(G::Projective::identity());
     }
     let d_scalars = &mut d_scalars.slice_mut(..);
-    let streamed = !(gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some()));
+    let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
+    let streamed = key.as_ref().is_none_or(|k| k.find(bases).is_none());
     if let Some(tuning) = (gpu.settings.streamed_msm_table && streamed).then(|| shared_table_tuning::<G>(n, gpu.settings.gpu_chunk, budget)).flatten() {
         let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
         let mut table = SharedTable::new::<G>(gpu, chunk, tuning)?;
         // Each chunk's launches are enqueued without waiting for the last
-        // chunk's: the table is reduced once, after the last chunk.
+        // chunk's: the table is reduced once, after the last chunk, whose
+        // download waits for them (`key`, held until then, keeps any
+        // resident view that `chunked_fold` passes alive).
         chunked_fold::<G, ()>(
             gpu,
             bases,
@@ -781,7 +785,9 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
             |d_bases, first, len| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None),
             |_, ()| (),
         )?;
-        return table.finish::<G>(gpu, None);
+        let sum = table.finish::<G>(gpu, None);
+        drop(key);
+        return sum;
     }
     chunked::<G>(gpu, bases, "upload MSM bases", budget, |d_bases, first, len| {
         let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
@@ -834,16 +840,39 @@ impl SharedTable {
     }
 }
 
+/// Points a chunk adds per bucket of a window, at least, for a
+/// [`SharedTable`]: each chunk pays a pass over every bucket of every window
+/// (its row zeroed, then added into the table), which the windows it saves
+/// repay only with enough points per bucket. Measured at 16 (porep-32g's H:
+/// 2^23-point chunks, c = 20) on an H100, 1,106 against 1,200 ms for one MSM
+/// per chunk; fewer per bucket (smaller chunks) was not measured.
+const TABLE_POINTS_PER_BUCKET: usize = 16;
+
 /// The launch choice of a [`SharedTable`] for `n` bases streamed in chunks
 /// of `chunk_bytes`, where the chunk buffers and the table's MSM buffers fit
 /// `budget` device bytes: [`MsmTuning::for_points`] of all n points. `None`
 /// where that is no wider than one chunk's window (one chunk, or small
-/// vectors), or does not fit; one MSM per chunk then runs.
+/// vectors), where a chunk holds fewer than [`TABLE_POINTS_PER_BUCKET`]
+/// points per bucket, or where it does not fit; one MSM per chunk then runs.
 pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget: usize) -> Option<MsmTuning> {
     let chunk = chunk_points::<G>(chunk_bytes);
     let (whole, per_chunk) = (MsmTuning::for_points(n), MsmTuning::for_points(chunk));
-    let fits = chunk_buffers_bytes::<G>(n, chunk_bytes) + shared_table_bytes::<G>(chunk.min(n), whole) <= budget;
-    (n > chunk && whole.window_bits > per_chunk.window_bits && fits).then_some(whole)
+    let dense = chunk >= TABLE_POINTS_PER_BUCKET * (whole.buckets() as usize - 1);
+    let fits = || chunk_buffers_bytes::<G>(n, chunk_bytes) + shared_table_bytes::<G>(chunk.min(n), whole) <= budget;
+    (n > chunk && whole.window_bits > per_chunk.window_bits && dense && fits()).then_some(whole)
+}
+
+/// Device bytes the H-MSM over `n` streamed bases holds at once beside its
+/// scalars, within `budget` ([`h_msm_budget`], or a chunk's MSM bytes beside
+/// the batch additions): the chunk buffers and a [`SharedTable`] where
+/// `table` (`SUPRASEAL_C2_STREAMED_MSM=table`) and [`shared_table_tuning`]
+/// take one, else the chunk buffers and one chunk's MSM
+/// ([`msm_chunked_bytes`]).
+pub fn h_msm_streamed_bytes(n: usize, chunk_bytes: usize, table: bool, budget: usize) -> usize {
+    match shared_table_tuning::<G1>(n, chunk_bytes, budget).filter(|_| table) {
+        Some(t) => chunk_buffers_bytes::<G1>(n, chunk_bytes) + shared_table_bytes::<G1>(n.min(chunk_points::<G1>(chunk_bytes)), t),
+        None => msm_chunked_bytes::<G1>(n, chunk_bytes),
+    }
 }
 
 /// Device bytes of a [`SharedTable`] for chunks of `chunk` points.
@@ -1070,15 +1099,10 @@ fn window_sums<G: DeviceGroup>(gpu: &Exec, scratch: MsmScratch, tuning: MsmTunin
 mod tests {
     use super::*;
 
-    /// The H-MSM over the resident key stays within its budget, and its step
-    /// (the domain's coefficients beside it) within admission's peak
-    /// ([`compute_peak_bytes`](super::super::stage::compute_peak_bytes)): at
-    /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) one MSM of 2^27 points
-    /// (c = 20) instead of sixteen of 2^23 (c = 17). Other MSMs over
-    /// resident bases stay within the chunked MSM's bytes.
     /// At porep-32g's H with 768 MiB chunks, a streamed key's chunks share
     /// one table of c = 20 (13 windows) within the H budget; vectors of one
-    /// chunk, and a budget of one chunk's MSM, keep one MSM per chunk.
+    /// chunk, a budget of one chunk's MSM and chunks too small for the
+    /// table's buckets keep one MSM per chunk.
     #[test]
     fn a_shared_table_takes_the_whole_msms_windows_where_it_fits() {
         let chunk_bytes = crate::config::GPU_CHUNK_DEFAULT;
@@ -1090,8 +1114,22 @@ mod tests {
         assert_eq!(shared_table_tuning::<G1>(chunk, chunk_bytes, usize::MAX), None, "one chunk");
         assert_eq!(shared_table_tuning::<G1>(chunk + 1, chunk_bytes, usize::MAX), None, "c = 17 for 2^23 + 1 points, as one chunk's");
         assert_eq!(shared_table_tuning::<G1>(4 * chunk, chunk_bytes, usize::MAX).map(|t| t.window_bits), Some(18));
+        // 256 MiB chunks (2^21 points) would put 4 points in a bucket of c = 20.
+        assert_eq!(shared_table_tuning::<G1>(h, 256 << 20, usize::MAX), None, "too few points per bucket");
+        // The staging-ahead estimate counts the table where it is taken.
+        let budget = h_msm_budget(h, chunk_bytes);
+        let table = h_msm_streamed_bytes(h, chunk_bytes, true, budget);
+        assert_eq!(table, chunk_buffers_bytes::<G1>(h, chunk_bytes) + shared_table_bytes::<G1>(chunk, t));
+        assert!(table > msm_chunked_bytes::<G1>(h, chunk_bytes) && table <= budget);
+        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, false, budget), msm_chunked_bytes::<G1>(h, chunk_bytes));
     }
 
+    /// The H-MSM over the resident key stays within its budget, and its step
+    /// (the domain's coefficients beside it) within admission's peak
+    /// ([`compute_peak_bytes`](super::super::stage::compute_peak_bytes)): at
+    /// porep-32g's H (2^27 − 1 points, 768 MiB chunks) one MSM of 2^27 points
+    /// (c = 20) instead of sixteen of 2^23 (c = 17). Other MSMs over
+    /// resident bases stay within the chunked MSM's bytes.
     #[test]
     fn resident_msms_stay_within_their_budget() {
         use super::super::stage::{compute_peak_bytes, KeyShape};

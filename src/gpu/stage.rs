@@ -491,7 +491,8 @@ impl GpuCall {
         let h_work = if self.key_on_device() {
             super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)
         } else {
-            super::msm::msm_chunked_bytes::<super::msm::G1>(key.h, settings.gpu_chunk)
+            let budget = super::msm::h_msm_budget(key.h, settings.gpu_chunk);
+            super::msm::h_msm_streamed_bytes(key.h, settings.gpu_chunk, settings.streamed_msm_table, budget)
         };
         let k = ahead_vectors(&room, vector, h_work, settings.vram_margin);
         if k == 0 {
