@@ -601,10 +601,15 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     bases[(1 << 20) - 1] = G1Affine::identity();
     bases[1 << 20] = bases[(1 << 20) - 100];
     bases[(3 << 20) + 5] = bases[17];
+    let tables = || supraseal_c2::gpu::msm::SHARED_TABLES.load(std::sync::atomic::Ordering::Relaxed);
     for (name, sc) in [("random", random_scalars(n, s + 122)), ("mostly 0/1", mostly_bits(n, &mut rng)), ("zero", vec![Scalar::ZERO; n])] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
+        let before = tables();
         assert_eq!(sum(&gpu, &bases, &sc), want, "5 chunks into one table, {name} scalars");
+        assert!(tables() > before, "{name} scalars: the MSM did not take the shared table");
+        let before = tables();
         assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
+        assert_eq!(tables(), before, "{name} scalars: SUPRASEAL_C2_STREAMED_MSM=chunks took the table");
     }
     eprintln!("an MSM whose chunks share one bucket table ({n} G1 points, 96 MiB chunks, c = 17): matches");
 }

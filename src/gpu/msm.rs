@@ -787,6 +787,9 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         )?;
         let sum = table.finish::<G>(gpu, None);
         drop(key);
+        if sum.is_ok() {
+            SHARED_TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         return sum;
     }
     chunked::<G>(gpu, bases, "upload MSM bases", budget, |d_bases, first, len| {
@@ -794,6 +797,10 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
     })
 }
+
+/// MSMs that ran through a [`SharedTable`] since the process started: what
+/// the tests read to see that an MSM took that path.
+pub static SHARED_TABLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One bucket table that every chunk of an MSM over streamed bases adds
 /// into, reduced once after the last chunk
