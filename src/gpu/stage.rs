@@ -187,7 +187,8 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
 /// the compute pool's free memory less the margin, at most two: staging
 /// ahead then never raises the call's peak, so admission's reserve for a
 /// computing call still holds. On a 16 GiB card at porep-32g that is one
-/// vector (the H-MSM holds ~6.4 GB of a 13.4 GB peak).
+/// vector (the H-MSM step holds ~7.6 GB of a 13.4 GB peak with a shared
+/// bucket table, ~6.3 GB with one MSM per chunk).
 pub fn ahead_vectors(room: &Room, vector: usize, h_work: usize, margin: usize) -> usize {
     if 3 * vector + room.reserve <= room.avail {
         return 3;
