@@ -584,6 +584,10 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
 fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     use supraseal_c2::gpu::msm::{msm_device_scalars, shared_table_tuning};
     use supraseal_c2::gpu::words::limbs;
+    if max_log() < 22 {
+        eprintln!("skipped: GPU_TEST_MAX_LOG below 22");
+        return;
+    }
     let chunk_bytes = 96 << 20;
     let settings = supraseal_c2::config::Settings { gpu_chunk: chunk_bytes, key_resident: false, streamed_msm_table: false, ..Default::default() };
     let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };

@@ -407,9 +407,10 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
             // `key` is held until the chunks' kernels are done: every caller's
             // `f` ends its last chunk with a download (the batch addition's
             // only there, the MSMs' at every chunk), which waits for this
-            // call's stream, or holds the key itself until its own download
-            // (a shared table's, `msm_device_scalars`); after an error,
-            // kernels may still be queued, so wait for them here.
+            // call's stream, or leaves the key's frees to wait for its
+            // kernels through cudarc's events (a shared table's,
+            // `msm_device_scalars`, reduced after this returns); after an
+            // error, kernels may still be queued, so wait for them here.
             if run.is_err() {
                 let _ = gpu.stream.synchronize();
             }
@@ -767,15 +768,16 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         return Ok(G::Projective::identity());
     }
     let d_scalars = &mut d_scalars.slice_mut(..);
-    let key = gpu.settings.key_resident.then(|| gpu.gpu.memory.resident_key()).flatten();
-    let streamed = key.as_ref().is_none_or(|k| k.find(bases).is_none());
+    let streamed = !(gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some()));
     if let Some(tuning) = (gpu.settings.streamed_msm_table && streamed).then(|| shared_table_tuning::<G>(n, gpu.settings.gpu_chunk, budget)).flatten() {
         let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
         let mut table = SharedTable::new::<G>(gpu, chunk, tuning)?;
         // Each chunk's launches are enqueued without waiting for the last
         // chunk's: the table is reduced once, after the last chunk, whose
-        // download waits for them (`key`, held until then, keeps any
-        // resident view that `chunked_fold` passes alive).
+        // download waits for them. The bases are not in the resident key
+        // (above), so `chunked_fold` uploads them; should another call make
+        // them resident in between, `chunked_fold` passes views of the key,
+        // whose memory cudarc frees only after the kernels that read it.
         chunked_fold::<G, ()>(
             gpu,
             bases,
@@ -786,7 +788,6 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
             |_, ()| (),
         )?;
         let sum = table.finish::<G>(gpu, None);
-        drop(key);
         if sum.is_ok() {
             SHARED_TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -800,6 +801,7 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
 
 /// MSMs that ran through a [`SharedTable`] since the process started: what
 /// the tests read to see that an MSM took that path.
+#[doc(hidden)]
 pub static SHARED_TABLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One bucket table that every chunk of an MSM over streamed bases adds
@@ -851,8 +853,9 @@ impl SharedTable {
 /// [`SharedTable`]: each chunk pays a pass over every bucket of every window
 /// (its row zeroed, then added into the table), which the windows it saves
 /// repay only with enough points per bucket. Measured at 16 (porep-32g's H:
-/// 2^23-point chunks, c = 20) on an H100, 1,106 against 1,200 ms for one MSM
-/// per chunk; fewer per bucket (smaller chunks) was not measured.
+/// 2^23-point chunks, c = 20) on an H100, kernels only: 1,058 against
+/// 1,194 ms for one MSM per chunk (8ac53f6); fewer per bucket (smaller
+/// chunks) was not measured.
 const TABLE_POINTS_PER_BUCKET: usize = 16;
 
 /// The launch choice of a [`SharedTable`] for `n` bases streamed in chunks

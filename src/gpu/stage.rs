@@ -733,8 +733,11 @@ mod tests {
         // coefficients + 2 GB of chunks: one vector fits in the peak, not two.
         let r = room(12 * GB, 13 * GB + 9 * GB / 10);
         assert_eq!(ahead_vectors(&r, vector, 2 * GB, margin), 1);
-        // The same with a shared bucket table (3.3 GB of chunks and table): still one.
-        assert_eq!(ahead_vectors(&r, vector, 3 * GB + 3 * GB / 10, margin), 1);
+        // The same with a shared bucket table (its chunks and table, ~3.3 GB): still one.
+        let (h, chunk) = ((1usize << 27) - 1, crate::config::GPU_CHUNK_DEFAULT);
+        let table = super::super::msm::h_msm_streamed_bytes(h, chunk, true, super::super::msm::h_msm_budget(h, chunk));
+        assert!(table > 3 * GB && table < 4 * GB, "{table} B");
+        assert_eq!(ahead_vectors(&r, vector, table, margin), 1);
         // The same, with less free memory than the peak leaves: none.
         assert_eq!(ahead_vectors(&room(5 * GB, 13 * GB + 9 * GB / 10), vector, 2 * GB, margin), 0);
         // Free memory counted only where the compute pool can use it.
