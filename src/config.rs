@@ -24,7 +24,7 @@
 //! | `SUPRASEAL_C2_STAGING_THREADS` | CPU threads that copy one vector through the staging ring (1–64) | half the CPU pool's threads, 1–8 |
 //! | `SUPRASEAL_C2_BATCH_ADD_BESIDE` | `auto` (a GPU call that streams the key runs its batch additions on a second stream beside the last circuit's H-MSM, where its memory allows: the one step bound by the PCIe link beside the one bound by the device's arithmetic), `on` (also with the key resident, where the memory allows, and on the CPU backend: for comparisons and tests) or `off` (after the H-MSMs, on the call's stream) | `auto` |
 //! | `SUPRASEAL_C2_COMPUTE_CACHE` | `resident` (the compute pool keeps its memory mapped between calls only over a key resident on the device) or `busy` (also over a streamed key, from the end of a call's phase 2 while another call on the device is in flight, where this call's inputs were pre-staged; trimmed when the device goes idle): the next call's phase 2 then reuses that memory instead of mapping its buffers again (`gpu::call`, `keeps_compute_cache`) | `resident` |
-//! | `SUPRASEAL_C2_STREAMED_MSM` | `table` (the chunks of the H-MSM over a streamed key add into one bucket table of the windows the whole MSM takes, reduced once, where that table fits the step's memory and a chunk holds at least 16 points per bucket: `gpu::msm::SharedTable`; porep-32g's H-MSM on an H100, kernels only: 1,058 ms against 1,194) or `chunks` (one Pippenger MSM per chunk, each reducing its own buckets); the proofs are the same | `table` |
+//! | `SUPRASEAL_C2_STREAMED_MSM` | `table` (the chunks of the H-MSM over a streamed key add into one bucket table of the windows the whole MSM takes, reduced once, where that table fits the step's memory and a chunk holds at least 16 points per bucket: `gpu::msm::SharedTable`; porep-32g's H-MSM on an H100, kernels only: 1,058 ms against 1,194) `table-ramp` (the same, its chunks growing from one to two and four chunks where their buffers and the table fit: the first upload stays one chunk's; not yet run on a GPU) or `chunks` (one Pippenger MSM per chunk, each reducing its own buckets); the proofs are the same | `table` |
 //! | `SUPRASEAL_C2_G2_MSM` | `cpu` (the G2 MSMs of B′ on CPU threads beside the GPU, as the reference), `gpu` (on the device, under the compute lock) or `auto` (whichever [`g2_msm_on_device_auto`] estimates faster for this host and device; the per-call log says which) | `auto` |
 //!
 //! The backend (`SUPRASEAL_C2_BACKEND`: `cpu`, `gpu` or `auto`) is read at
@@ -111,6 +111,9 @@ pub struct Settings {
     /// streamed bases adds every chunk into one bucket table (`chunks`: one
     /// MSM per chunk).
     pub streamed_msm_table: bool,
+    /// `SUPRASEAL_C2_STREAMED_MSM=table-ramp`: the table's chunks grow
+    /// (`gpu::msm::ramp_spans`).
+    pub streamed_msm_ramp: bool,
 }
 
 /// `SUPRASEAL_C2_BATCH_ADD_BESIDE`: where a call's batch additions run
@@ -347,6 +350,7 @@ impl Default for Settings {
             batch_add_beside: Beside::Auto,
             compute_cache_busy: false,
             streamed_msm_table: true,
+            streamed_msm_ramp: false,
         }
     }
 }
@@ -426,10 +430,11 @@ impl Settings {
             Some("busy") => true,
             Some(_) => return Err(refused("SUPRASEAL_C2_COMPUTE_CACHE", "resident or busy")),
         };
-        let streamed_msm_table = match var("SUPRASEAL_C2_STREAMED_MSM").as_deref() {
-            None | Some("table") => true,
-            Some("chunks") => false,
-            Some(_) => return Err(refused("SUPRASEAL_C2_STREAMED_MSM", "chunks or table")),
+        let (streamed_msm_table, streamed_msm_ramp) = match var("SUPRASEAL_C2_STREAMED_MSM").as_deref() {
+            None | Some("table") => (true, false),
+            Some("table-ramp") => (true, true),
+            Some("chunks") => (false, false),
+            Some(_) => return Err(refused("SUPRASEAL_C2_STREAMED_MSM", "table, table-ramp or chunks")),
         };
         let fault = test_var("SUPRASEAL_C2_FAULT_ALLOC")
             .map(|v| {
@@ -468,6 +473,7 @@ impl Settings {
             batch_add_beside,
             compute_cache_busy,
             streamed_msm_table,
+            streamed_msm_ramp,
         })
     }
 
@@ -583,10 +589,12 @@ mod tests {
         }
         assert!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", "on")]).unwrap_err().message.contains("resident or busy"));
         assert!(d.streamed_msm_table, "one shared bucket table, by default");
-        for (v, table) in [("chunks", false), (" TABLE", true)] {
-            assert_eq!(parse(&[("SUPRASEAL_C2_STREAMED_MSM", v)]).unwrap().streamed_msm_table, table, "SUPRASEAL_C2_STREAMED_MSM={v:?}");
+        assert!(!d.streamed_msm_ramp, "no ramp by default");
+        for (v, table, ramp) in [("chunks", false, false), (" TABLE", true, false), ("table-ramp", true, true)] {
+            let s = parse(&[("SUPRASEAL_C2_STREAMED_MSM", v)]).unwrap();
+            assert_eq!((s.streamed_msm_table, s.streamed_msm_ramp), (table, ramp), "SUPRASEAL_C2_STREAMED_MSM={v:?}");
         }
-        assert!(parse(&[("SUPRASEAL_C2_STREAMED_MSM", "shared")]).unwrap_err().message.contains("chunks or table"));
+        assert!(parse(&[("SUPRASEAL_C2_STREAMED_MSM", "shared")]).unwrap_err().message.contains("table, table-ramp or chunks"));
         for (v, register) in [("ring", false), ("Register", true)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_HOST_STAGING", v)]).unwrap().register_inputs, register, "SUPRASEAL_C2_HOST_STAGING={v:?}");
         }

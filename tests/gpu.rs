@@ -577,8 +577,9 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
 /// porep-32g), where one chunk's MSM takes c = 16. Random scalars; mostly 0
 /// and 1 (the bucket of 1 holds half the points: the merge levels run); all
 /// zero; a base at infinity and repeated bases. Each equals the CPU's and
-/// the one-MSM-per-chunk form's. (Only G1's H-MSM takes the table: every
-/// other MSM's budget holds one chunk's MSM.)
+/// the one-MSM-per-chunk form's, also with `table-ramp` (chunks of 2^20,
+/// 2^21 and the last 2^20 + 77 points). (Only G1's H-MSM takes the table:
+/// every other MSM's budget holds one chunk's MSM.)
 #[cfg(supraseal_gpu)]
 #[test]
 fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
@@ -592,6 +593,7 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     let settings = supraseal_c2::config::Settings { gpu_chunk: chunk_bytes, key_resident: false, streamed_msm_table: false, ..Default::default() };
     let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };
     let chunks = gpu_with(settings).expect("opened above");
+    let ramp = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, streamed_msm_ramp: true, ..settings }).expect("opened above");
     let s = seed();
     let mut rng = ChaCha20Rng::seed_from_u64(s + 120);
     let sum = |gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G1Affine], sc: &[Scalar]| -> G1Projective {
@@ -611,6 +613,9 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
         let before = tables();
         assert_eq!(sum(&gpu, &bases, &sc), want, "5 chunks into one table, {name} scalars");
         assert!(tables() > before, "{name} scalars: the MSM did not take the shared table");
+        let before = tables();
+        assert_eq!(sum(&ramp, &bases, &sc), want, "chunks of 2^20, 2^21, 2^20 + 77 into one table (table-ramp), {name} scalars");
+        assert!(tables() > before, "{name} scalars: table-ramp did not take the shared table");
         let before = tables();
         assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
         assert_eq!(tables(), before, "{name} scalars: SUPRASEAL_C2_STREAMED_MSM=chunks took the table");

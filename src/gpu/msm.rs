@@ -417,22 +417,42 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
             return run;
         }
     }
-    let parts: Vec<&[G::Affine]> = bases.chunks(chunk).collect();
-    let upload = if parts.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
+    let spans: Vec<(usize, usize)> = (0..bases.len()).step_by(chunk).map(|first| (first, chunk.min(bases.len() - first))).collect();
+    uploaded_fold::<G, T>(gpu, bases, what, &spans, gpu.settings.gpu_chunk, init, f, fold)
+}
+
+/// [`chunked_fold`]'s uploads: `f(chunk on the device, first, len)` for each
+/// `(first, len)` of `spans` (consecutive, covering `bases`), through chunk
+/// buffers of `chunk_bytes` ([`ChunkBuffers`]; every span fits one), each
+/// chunk uploaded on a stream of its own while the one before computes.
+#[allow(clippy::too_many_arguments)]
+fn uploaded_fold<G: DeviceGroup, T>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    what: &str,
+    spans: &[(usize, usize)],
+    chunk_bytes: usize,
+    init: T,
+    mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<T>,
+    fold: impl Fn(&mut T, T),
+) -> Result<T> {
+    let words = G::Affine::WORDS;
+    assert!(spans.iter().all(|&(_, len)| len <= chunk_points::<G>(chunk_bytes)), "uploaded_fold: a span exceeds the chunk buffers");
+    let upload = if spans.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
     let stream = upload.as_ref().unwrap_or(&gpu.stream);
-    let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), gpu.settings.gpu_chunk, what)?.bufs;
+    let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), chunk_bytes, what)?.bufs;
     let put = |i: usize, bufs: &mut [CudaSlice<u64>]| -> Result<()> {
-        let part = parts[i];
-        stream.memcpy_htod(limbs(part), &mut bufs[i % 2].slice_mut(..words * part.len())).map_err(cuda_err(what))
+        let (first, len) = spans[i];
+        stream.memcpy_htod(limbs(&bases[first..first + len]), &mut bufs[i % 2].slice_mut(..words * len)).map_err(cuda_err(what))
     };
     let run = (|| {
         let mut acc = init;
         put(0, &mut bufs)?;
-        for (i, part) in parts.iter().enumerate() {
-            if i + 1 < parts.len() {
+        for (i, &(first, len)) in spans.iter().enumerate() {
+            if i + 1 < spans.len() {
                 put(i + 1, &mut bufs)?;
             }
-            fold(&mut acc, f(&bufs[i % 2].slice(..), i * chunk, part.len())?);
+            fold(&mut acc, f(&bufs[i % 2].slice(..), first, len)?);
         }
         Ok(acc)
     })();
@@ -771,22 +791,20 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
     let streamed = !(gpu.settings.key_resident && gpu.gpu.memory.resident_key().is_some_and(|k| k.find(bases).is_some()));
     if let Some(tuning) = (gpu.settings.streamed_msm_table && streamed).then(|| shared_table_tuning::<G>(n, gpu.settings.gpu_chunk, budget)).flatten() {
         let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
-        let mut table = SharedTable::new::<G>(gpu, chunk, tuning)?;
+        let most = if gpu.settings.streamed_msm_ramp { ramp_most::<G>(n, gpu.settings.gpu_chunk, tuning, budget) } else { chunk };
+        let mut table = SharedTable::new::<G>(gpu, most, tuning)?;
         // Each chunk's launches are enqueued without waiting for the last
         // chunk's: the table is reduced once, after the last chunk, whose
         // download waits for them. The bases are not in the resident key
         // (above), so `chunked_fold` uploads them; should another call make
         // them resident in between, `chunked_fold` passes views of the key,
         // whose memory cudarc frees only after the kernels that read it.
-        chunked_fold::<G, ()>(
-            gpu,
-            bases,
-            "upload MSM bases",
-            chunk,
-            (),
-            |d_bases, first, len| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None),
-            |_, ()| (),
-        )?;
+        let add = |d_bases: &CudaView<'_, u64>, first: usize, len: usize| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None);
+        if most > chunk {
+            uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), ramp_chunk_bytes::<G>(most), (), add, |_, ()| ())?;
+        } else {
+            chunked_fold::<G, ()>(gpu, bases, "upload MSM bases", chunk, (), add, |_, ()| ())?;
+        }
         let sum = table.finish::<G>(gpu, None);
         if sum.is_ok() {
             SHARED_TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -872,14 +890,52 @@ pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget:
     (n > chunk && whole.window_bits > per_chunk.window_bits && dense && fits()).then_some(whole)
 }
 
+/// The chunks of a ramp over `n` points: `chunk` points first, each next
+/// chunk twice the last, up to `most` (`SUPRASEAL_C2_STREAMED_MSM=table-ramp`):
+/// the first upload, which no computation hides, stays one chunk's, and
+/// each later one takes about as long as the computation on the chunk
+/// before it. `(first, len)` spans, consecutive, covering 0..n.
+pub fn ramp_spans(n: usize, chunk: usize, most: usize) -> Vec<(usize, usize)> {
+    assert!(chunk > 0 && most >= chunk, "ramp_spans: chunks of {chunk} up to {most}");
+    let (mut spans, mut first, mut len) = (Vec::new(), 0, chunk);
+    while first < n {
+        let l = len.min(n - first);
+        spans.push((first, l));
+        first += l;
+        len = (2 * len).min(most);
+    }
+    spans
+}
+
+/// Bytes of a chunk buffer of `most` points ([`ChunkBuffers`] then holds
+/// exactly `most`).
+fn ramp_chunk_bytes<G: DeviceGroup>(most: usize) -> usize {
+    8 * G::Affine::WORDS * most
+}
+
+/// Device bytes of a ramp's chunk buffers for `n` points and its table.
+fn ramp_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize {
+    chunk_buffers_bytes::<G>(n, ramp_chunk_bytes::<G>(most)) + shared_table_bytes::<G>(most.min(n), tuning)
+}
+
+/// The largest chunk of a ramp for `n` points in chunks of `chunk_bytes`
+/// with a table of `tuning`: 4 or 2 times the chunk where its buffers and
+/// the table fit `budget` and it is below n, else the chunk (no ramp).
+fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, budget: usize) -> usize {
+    let chunk = chunk_points::<G>(chunk_bytes);
+    [4, 2].into_iter().map(|k| k * chunk).find(|&m| m < n && ramp_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
+}
+
 /// Device bytes the H-MSM over `n` streamed bases holds at once beside its
 /// scalars, within `budget` ([`h_msm_budget`], or a chunk's MSM bytes beside
 /// the batch additions): the chunk buffers and a [`SharedTable`] where
 /// `table` (`SUPRASEAL_C2_STREAMED_MSM=table`) and [`shared_table_tuning`]
-/// take one, else the chunk buffers and one chunk's MSM
-/// ([`msm_chunked_bytes`]).
-pub fn h_msm_streamed_bytes(n: usize, chunk_bytes: usize, table: bool, budget: usize) -> usize {
+/// take one (with `ramp`, `=table-ramp`, chunk buffers of the ramp's
+/// largest chunk and a table sorting that many), else the chunk buffers and
+/// one chunk's MSM ([`msm_chunked_bytes`]).
+pub fn h_msm_streamed_bytes(n: usize, chunk_bytes: usize, table: bool, ramp: bool, budget: usize) -> usize {
     match shared_table_tuning::<G1>(n, chunk_bytes, budget).filter(|_| table) {
+        Some(t) if ramp => ramp_bytes::<G1>(n, ramp_most::<G1>(n, chunk_bytes, t, budget), t),
         Some(t) => chunk_buffers_bytes::<G1>(n, chunk_bytes) + shared_table_bytes::<G1>(n.min(chunk_points::<G1>(chunk_bytes)), t),
         None => msm_chunked_bytes::<G1>(n, chunk_bytes),
     }
@@ -1128,10 +1184,39 @@ mod tests {
         assert_eq!(shared_table_tuning::<G1>(h, 256 << 20, usize::MAX), None, "too few points per bucket");
         // The staging-ahead estimate counts the table where it is taken.
         let budget = h_msm_budget(h, chunk_bytes);
-        let table = h_msm_streamed_bytes(h, chunk_bytes, true, budget);
+        let table = h_msm_streamed_bytes(h, chunk_bytes, true, false, budget);
         assert_eq!(table, chunk_buffers_bytes::<G1>(h, chunk_bytes) + shared_table_bytes::<G1>(chunk, t));
         assert!(table > msm_chunked_bytes::<G1>(h, chunk_bytes) && table <= budget);
-        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, false, budget), msm_chunked_bytes::<G1>(h, chunk_bytes));
+        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, false, false, budget), msm_chunked_bytes::<G1>(h, chunk_bytes));
+        // The ramp at porep-32g: chunks up to 2^24 points within the H budget
+        // (and so within the peak: the budget is the quotient's b and c);
+        // 2^25 would exceed it by 12 MB.
+        let most = ramp_most::<G1>(h, chunk_bytes, t, budget);
+        assert_eq!(most, 2 * chunk, "ramp bytes {} against {budget}", ramp_bytes::<G1>(h, 4 * chunk, t));
+        assert!(ramp_bytes::<G1>(h, 4 * chunk, t) > budget);
+        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, true, true, budget), ramp_bytes::<G1>(h, most, t));
+        assert!(ramp_bytes::<G1>(h, most, t) <= budget);
+        // Beside a budget of one table over chunks, no ramp.
+        assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table), chunk);
+    }
+
+    #[test]
+    fn a_ramp_doubles_its_chunks_and_covers_the_points() {
+        let k = 1usize << 23;
+        let h = (1usize << 27) - 1;
+        let lens: Vec<usize> = ramp_spans(h, k, 4 * k).iter().map(|&(_, l)| l).collect();
+        assert_eq!(&lens[..4], &[k, 2 * k, 4 * k, 4 * k]);
+        assert_eq!(lens.iter().sum::<usize>(), h);
+        for (n, most) in [(1, k), (k, 4 * k), (k + 1, 2 * k), (7 * k, 4 * k), (7 * k + 5, 4 * k), (h, k)] {
+            let spans = ramp_spans(n, k, most);
+            let mut next = 0;
+            for (i, &(first, len)) in spans.iter().enumerate() {
+                assert_eq!(first, next, "n {n}: consecutive");
+                assert!(len > 0 && len <= most && (i == 0 || len <= 2 * spans[i - 1].1), "n {n}: span {i} of {len}");
+                next += len;
+            }
+            assert_eq!(next, n, "n {n}: covered");
+        }
     }
 
     /// The H-MSM over the resident key stays within its budget, and its step

@@ -493,7 +493,7 @@ impl GpuCall {
             super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)
         } else {
             let budget = super::msm::h_msm_budget(key.h, settings.gpu_chunk);
-            super::msm::h_msm_streamed_bytes(key.h, settings.gpu_chunk, settings.streamed_msm_table, budget)
+            super::msm::h_msm_streamed_bytes(key.h, settings.gpu_chunk, settings.streamed_msm_table, settings.streamed_msm_ramp, budget)
         };
         let k = ahead_vectors(&room, vector, h_work, settings.vram_margin);
         if k == 0 {
@@ -735,7 +735,7 @@ mod tests {
         assert_eq!(ahead_vectors(&r, vector, 2 * GB, margin), 1);
         // The same with a shared bucket table (its chunks and table, ~3.3 GB): still one.
         let (h, chunk) = ((1usize << 27) - 1, crate::config::GPU_CHUNK_DEFAULT);
-        let table = super::super::msm::h_msm_streamed_bytes(h, chunk, true, super::super::msm::h_msm_budget(h, chunk));
+        let table = super::super::msm::h_msm_streamed_bytes(h, chunk, true, false, super::super::msm::h_msm_budget(h, chunk));
         assert!(table > 3 * GB && table < 4 * GB, "{table} B");
         assert_eq!(ahead_vectors(&r, vector, table, margin), 1);
         // The same, with less free memory than the peak leaves: none.
