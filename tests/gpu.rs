@@ -620,7 +620,18 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
         assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
         assert_eq!(tables(), before, "{name} scalars: SUPRASEAL_C2_STREAMED_MSM=chunks took the table");
     }
-    eprintln!("an MSM whose chunks share one bucket table ({n} G1 points, 96 MiB chunks, c = 17): matches");
+    // Twice the points: the ramp reaches its cap (chunks of 2^20, 2^21, 2^22, 2^20 + 77).
+    if max_log() >= 23 {
+        let n = (1 << 23) + 77;
+        let bases = random_bases(n, s + 125);
+        let sc = random_scalars(n, s + 126);
+        let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
+        let before = tables();
+        assert_eq!(sum(&ramp, &bases, &sc), want, "2^23 + 77 points, table-ramp");
+        assert_eq!(sum(&gpu, &bases, &sc), want, "2^23 + 77 points, table");
+        assert_eq!(tables(), before + 2, "both took the table");
+    }
+    eprintln!("an MSM whose chunks share one bucket table ({n} G1 points, 96 MiB chunks, c = 17; and the ramp): matches");
 }
 
 /// The peak formula admission reserves (`compute_peak_bytes`) covers what

@@ -437,7 +437,9 @@ fn uploaded_fold<G: DeviceGroup, T>(
     fold: impl Fn(&mut T, T),
 ) -> Result<T> {
     let words = G::Affine::WORDS;
-    assert!(spans.iter().all(|&(_, len)| len <= chunk_points::<G>(chunk_bytes)), "uploaded_fold: a span exceeds the chunk buffers");
+    let most = chunk_points::<G>(chunk_bytes);
+    assert!(spans.iter().all(|&(_, len)| len <= most), "uploaded_fold: a span exceeds the chunk buffers");
+    assert!(spans.len() == 1 || bases.len() > most, "uploaded_fold: several spans need the second chunk buffer");
     let upload = if spans.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
     let stream = upload.as_ref().unwrap_or(&gpu.stream);
     let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), chunk_bytes, what)?.bufs;
@@ -796,9 +798,10 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         // Each chunk's launches are enqueued without waiting for the last
         // chunk's: the table is reduced once, after the last chunk, whose
         // download waits for them. The bases are not in the resident key
-        // (above), so `chunked_fold` uploads them; should another call make
-        // them resident in between, `chunked_fold` passes views of the key,
-        // whose memory cudarc frees only after the kernels that read it.
+        // (above), so they are uploaded; should another call make them
+        // resident in between, `chunked_fold` (not the ramp, which always
+        // uploads) passes views of the key, whose memory cudarc frees only
+        // after the kernels that read it.
         let add = |d_bases: &CudaView<'_, u64>, first: usize, len: usize| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None);
         if most > chunk {
             uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), ramp_chunk_bytes::<G>(most), (), add, |_, ()| ())?;
@@ -919,11 +922,13 @@ fn ramp_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize
 }
 
 /// The largest chunk of a ramp for `n` points in chunks of `chunk_bytes`
-/// with a table of `tuning`: 4 or 2 times the chunk where its buffers and
-/// the table fit `budget` and it is below n, else the chunk (no ramp).
+/// with a table of `tuning`: up to 4 or 2 times the chunk (the power of two
+/// at or above the ramp's longest span, where n stops it short of the cap)
+/// where its buffers and the table fit `budget`, else the chunk (no ramp).
 fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, budget: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
-    [4, 2].into_iter().map(|k| k * chunk).find(|&m| m < n && ramp_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
+    let longest = |cap: usize| ramp_spans(n, chunk, cap).iter().map(|&(_, len)| len).max().unwrap_or(0).next_power_of_two();
+    [4, 2].into_iter().map(|k| longest(k * chunk)).find(|&m| m > chunk && m < n && ramp_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
 }
 
 /// Device bytes the H-MSM over `n` streamed bases holds at once beside its
@@ -1198,6 +1203,10 @@ mod tests {
         assert!(ramp_bytes::<G1>(h, most, t) <= budget);
         // Beside a budget of one table over chunks, no ramp.
         assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table), chunk);
+        // Where n stops the ramp short of its cap, the buffers are its longest span's.
+        assert_eq!(ramp_most::<G1>(4 * chunk + 77, chunk_bytes, t, usize::MAX), 2 * chunk, "spans k, 2k, k + 77");
+        assert_eq!(ramp_most::<G1>(8 * chunk + 77, chunk_bytes, t, usize::MAX), 4 * chunk, "spans k, 2k, 4k, k + 77");
+        assert_eq!(ramp_most::<G1>(2 * chunk, chunk_bytes, t, usize::MAX), chunk, "spans k, k: no ramp");
     }
 
     #[test]
