@@ -312,6 +312,16 @@ impl WindowSums {
         }
         Ok(acc)
     }
+
+    /// [`WindowSums::finish`], its time added to `profile`'s reduction.
+    fn finish_timed<G: DeviceGroup>(self, gpu: &Exec, profile: Option<&mut MsmProfile>) -> Result<G::Projective> {
+        let t = std::time::Instant::now();
+        let acc = self.finish::<G>(gpu)?;
+        if let Some(p) = profile {
+            p.reduce_ms += t.elapsed().as_secs_f64() * 1e3;
+        }
+        Ok(acc)
+    }
 }
 
 /// Points per chunk of bases for `chunk_bytes` (`SUPRASEAL_C2_GPU_CHUNK_MB`):
@@ -855,18 +865,15 @@ impl SharedTable {
         if n == 0 {
             return Ok(());
         }
+        // The digit counts of the last chunk's sort.
+        gpu.stream.memset_zeros(&mut self.scratch.sort.counts).map_err(cuda_err("zero the MSM's digit counts"))?;
         add_windows::<G>(gpu, &mut self.scratch, d_bases, n, d_scalars, self.tuning, &mut Clock::new(gpu, profile))
     }
 
     /// Σ over every chunk added: the windows' sums, downloaded and combined.
     pub fn finish<G: DeviceGroup>(self, gpu: &Exec, mut profile: Option<&mut MsmProfile>) -> Result<G::Projective> {
         let sums = window_sums::<G>(gpu, self.scratch, self.tuning, &mut Clock::new(gpu, profile.as_deref_mut()))?;
-        let t = std::time::Instant::now();
-        let acc = sums.finish::<G>(gpu)?;
-        if let Some(p) = profile {
-            p.reduce_ms += t.elapsed().as_secs_f64() * 1e3;
-        }
-        Ok(acc)
+        sums.finish_timed::<G>(gpu, profile)
     }
 }
 
@@ -889,7 +896,7 @@ pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget:
     let chunk = chunk_points::<G>(chunk_bytes);
     let (whole, per_chunk) = (MsmTuning::for_points(n), MsmTuning::for_points(chunk));
     let dense = chunk >= TABLE_POINTS_PER_BUCKET * (whole.buckets() as usize - 1);
-    let fits = || chunk_buffers_bytes::<G>(n, chunk_bytes) + shared_table_bytes::<G>(chunk.min(n), whole) <= budget;
+    let fits = || table_bytes::<G>(n, chunk, whole) <= budget;
     (n > chunk && whole.window_bits > per_chunk.window_bits && dense && fits()).then_some(whole)
 }
 
@@ -916,8 +923,9 @@ fn ramp_chunk_bytes<G: DeviceGroup>(most: usize) -> usize {
     8 * G::Affine::WORDS * most
 }
 
-/// Device bytes of a ramp's chunk buffers for `n` points and its table.
-fn ramp_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize {
+/// Device bytes of a [`SharedTable`] over `n` points in chunks of up to
+/// `most` points: its chunk buffers and its scratch.
+fn table_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize {
     chunk_buffers_bytes::<G>(n, ramp_chunk_bytes::<G>(most)) + shared_table_bytes::<G>(most.min(n), tuning)
 }
 
@@ -928,7 +936,7 @@ fn ramp_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize
 fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, budget: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
     let longest = |cap: usize| ramp_spans(n, chunk, cap).iter().map(|&(_, len)| len).max().unwrap_or(0).next_power_of_two();
-    [4, 2].into_iter().map(|k| longest(k * chunk)).find(|&m| m > chunk && m < n && ramp_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
+    [4, 2].into_iter().map(|k| longest(k * chunk)).find(|&m| m > chunk && m < n && table_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
 }
 
 /// Device bytes the H-MSM over `n` streamed bases holds at once beside its
@@ -940,8 +948,8 @@ fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, bu
 /// one chunk's MSM ([`msm_chunked_bytes`]).
 pub fn h_msm_streamed_bytes(n: usize, chunk_bytes: usize, table: bool, ramp: bool, budget: usize) -> usize {
     match shared_table_tuning::<G1>(n, chunk_bytes, budget).filter(|_| table) {
-        Some(t) if ramp => ramp_bytes::<G1>(n, ramp_most::<G1>(n, chunk_bytes, t, budget), t),
-        Some(t) => chunk_buffers_bytes::<G1>(n, chunk_bytes) + shared_table_bytes::<G1>(n.min(chunk_points::<G1>(chunk_bytes)), t),
+        Some(t) if ramp => table_bytes::<G1>(n, ramp_most::<G1>(n, chunk_bytes, t, budget), t),
+        Some(t) => table_bytes::<G1>(n, chunk_points::<G1>(chunk_bytes), t),
         None => msm_chunked_bytes::<G1>(n, chunk_bytes),
     }
 }
@@ -1041,12 +1049,7 @@ pub fn msm_resident<G: DeviceGroup>(
     let Some(sums) = msm_enqueue::<G>(gpu, d_bases, n, d_scalars, tuning, profile.as_deref_mut())? else {
         return Ok(G::Projective::identity());
     };
-    let t = std::time::Instant::now();
-    let acc = sums.finish::<G>(gpu)?;
-    if let Some(p) = profile {
-        p.reduce_ms += t.elapsed().as_secs_f64() * 1e3;
-    }
-    Ok(acc)
+    sums.finish_timed::<G>(gpu, profile)
 }
 
 /// [`msm_resident`]'s launches, its window sums left on the device (`None`
@@ -1097,9 +1100,8 @@ impl<'p> Clock<'p> {
 /// Adds Σ scalars[i]·bases[i] for i < n into `scratch`'s bucket table, by
 /// window: recodes the n scalars in place, sorts them by digit once per
 /// window and accumulates each window's buckets into its row of the table
-/// (cuda/msm.cu). `scratch` holds the sort of at least n points; its counts
-/// are zeroed here, so that one table may take several sorts in turn
-/// ([`SharedTable`]).
+/// (cuda/msm.cu). `scratch` holds the sort of at least n points, its
+/// counts zero (a [`SharedTable`] zeroes them between its sorts).
 fn add_windows<G: DeviceGroup>(
     gpu: &Exec,
     scratch: &mut MsmScratch,
@@ -1121,7 +1123,6 @@ fn add_windows<G: DeviceGroup>(
     unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
     clock.mark(|p| &mut p.convert_ms)?;
 
-    gpu.stream.memset_zeros(&mut sort.counts).map_err(cuda_err("zero the MSM's digit counts"))?;
     let row = G::XYZZ_WORDS * nb as usize;
     let scalars = d_scalars.as_view();
     // SAFETY: n scalars; counts holds windows rows of nb counters.
@@ -1197,10 +1198,10 @@ mod tests {
         // (and so within the peak: the budget is the quotient's b and c);
         // 2^25 would exceed it by 12 MB.
         let most = ramp_most::<G1>(h, chunk_bytes, t, budget);
-        assert_eq!(most, 2 * chunk, "ramp bytes {} against {budget}", ramp_bytes::<G1>(h, 4 * chunk, t));
-        assert!(ramp_bytes::<G1>(h, 4 * chunk, t) > budget);
-        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, true, true, budget), ramp_bytes::<G1>(h, most, t));
-        assert!(ramp_bytes::<G1>(h, most, t) <= budget);
+        assert_eq!(most, 2 * chunk, "ramp bytes {} against {budget}", table_bytes::<G1>(h, 4 * chunk, t));
+        assert!(table_bytes::<G1>(h, 4 * chunk, t) > budget);
+        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, true, true, budget), table_bytes::<G1>(h, most, t));
+        assert!(table_bytes::<G1>(h, most, t) <= budget);
         // Beside a budget of one table over chunks, no ramp.
         assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table), chunk);
         // Where n stops the ramp short of its cap, the buffers are its longest span's.
@@ -1259,7 +1260,7 @@ mod tests {
                 // Over a streamed key, a shared table (chunk buffers and its MSM) within the H budget, so within the peak.
                 let budget = h_msm_budget(n, chunk_bytes);
                 if let Some(t) = shared_table_tuning::<G1>(n, chunk_bytes, budget) {
-                    let table = chunk_buffers_bytes::<G1>(n, chunk_bytes) + shared_table_bytes::<G1>(chunk.min(n), t);
+                    let table = table_bytes::<G1>(n, chunk, t);
                     assert!(table <= budget && 32 * domain + table <= peak, "n {n}, chunk {chunk_bytes}: a shared table of {table} B");
                 }
             }
