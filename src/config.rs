@@ -107,12 +107,13 @@ pub struct Settings {
     /// another call is in flight on the device (`resident`, the default:
     /// only over a resident key).
     pub compute_cache_busy: bool,
-    /// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): an MSM over
-    /// streamed bases adds every chunk into one bucket table (`chunks`: one
-    /// MSM per chunk).
+    /// `SUPRASEAL_C2_STREAMED_MSM=table-ramp` (the default) or `table`: an
+    /// MSM over streamed bases adds every chunk into one bucket table
+    /// (`chunks`: one MSM per chunk).
     pub streamed_msm_table: bool,
-    /// `SUPRASEAL_C2_STREAMED_MSM=table-ramp`: the table's chunks grow
-    /// (`gpu::msm::ramp_spans`).
+    /// `SUPRASEAL_C2_STREAMED_MSM=table-ramp` (the default): the table's
+    /// chunks grow (`gpu::msm::ramp_spans`) where staging ahead does not
+    /// need their bytes (`table`: chunks of one size).
     pub streamed_msm_ramp: bool,
 }
 
@@ -350,7 +351,7 @@ impl Default for Settings {
             batch_add_beside: Beside::Auto,
             compute_cache_busy: false,
             streamed_msm_table: true,
-            streamed_msm_ramp: false,
+            streamed_msm_ramp: true,
         }
     }
 }
@@ -431,8 +432,8 @@ impl Settings {
             Some(_) => return Err(refused("SUPRASEAL_C2_COMPUTE_CACHE", "resident or busy")),
         };
         let (streamed_msm_table, streamed_msm_ramp) = match var("SUPRASEAL_C2_STREAMED_MSM").as_deref() {
-            None | Some("table") => (true, false),
-            Some("table-ramp") => (true, true),
+            Some("table") => (true, false),
+            None | Some("table-ramp") => (true, true),
             Some("chunks") => (false, false),
             Some(_) => return Err(refused("SUPRASEAL_C2_STREAMED_MSM", "table, table-ramp or chunks")),
         };
@@ -589,7 +590,7 @@ mod tests {
         }
         assert!(parse(&[("SUPRASEAL_C2_COMPUTE_CACHE", "on")]).unwrap_err().message.contains("resident or busy"));
         assert!(d.streamed_msm_table, "one shared bucket table, by default");
-        assert!(!d.streamed_msm_ramp, "no ramp by default");
+        assert!(d.streamed_msm_ramp, "its chunks ramped, by default");
         for (v, table, ramp) in [("chunks", false, false), (" TABLE", true, false), ("table-ramp", true, true)] {
             let s = parse(&[("SUPRASEAL_C2_STREAMED_MSM", v)]).unwrap();
             assert_eq!((s.streamed_msm_table, s.streamed_msm_ramp), (table, ramp), "SUPRASEAL_C2_STREAMED_MSM={v:?}");

@@ -591,7 +591,7 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     }
     let chunk_bytes = 96 << 20;
     let settings = supraseal_c2::config::Settings { gpu_chunk: chunk_bytes, key_resident: false, streamed_msm_table: false, ..Default::default() };
-    let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, ..settings }) else { return };
+    let Some(gpu) = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, streamed_msm_ramp: false, ..settings }) else { return };
     let chunks = gpu_with(settings).expect("opened above");
     let ramp = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, streamed_msm_ramp: true, ..settings }).expect("opened above");
     let s = seed();

@@ -6,7 +6,7 @@
 //! [`super::stage`], phase 2's kernels in [`super::ntt`], [`super::msm`]
 //! and [`super::batch_add`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -51,6 +51,11 @@ pub struct GpuCall {
     /// bytes even over a resident key (which may have come since), as the
     /// byte rule counted it.
     h_msm_chunked: AtomicBool,
+    /// Device bytes the next H-MSM may take at most, where staging ahead
+    /// left it no more ([`GpuCall::prefetch_inputs`]: the next circuit's
+    /// vectors before a ramp's larger chunks); `usize::MAX` where it set no
+    /// bound. Each H step clears it before staging ahead runs.
+    pub(super) h_msm_cap: AtomicUsize,
     /// The call's domain size n, set in phase 1.
     pub(super) domain: OnceLock<usize>,
     /// Phase 1 pre-staged this call's first inputs: the card admits a
@@ -88,6 +93,7 @@ impl GpuCall {
             key: OnceLock::new(),
             spare: Mutex::new(None),
             h_msm_chunked: AtomicBool::new(false),
+            h_msm_cap: AtomicUsize::new(usize::MAX),
             domain: OnceLock::new(),
             prestaged: AtomicBool::new(false),
             clock: Clock::default(),
@@ -415,11 +421,13 @@ impl Backend for GpuCall {
             None => super::stage::tails_ahead_room(n, &self.key_shape(), &self.exec.settings),
         };
         self.exec.set_tails_ahead_room(room);
+        self.h_msm_cap.store(usize::MAX, Ordering::SeqCst);
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();
         let chunk = self.exec.settings.gpu_chunk;
         let budget = if self.h_msm_chunked.load(Ordering::SeqCst) { msm::msm_chunked_bytes::<msm::G1>(bases.len(), chunk) } else { msm::h_msm_budget(bases.len(), chunk) };
+        let budget = budget.min(self.h_msm_cap.load(Ordering::SeqCst));
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, budget))
     }
     /// A second stream where the H-MSM's step and the batch additions fit

@@ -199,6 +199,24 @@ pub fn ahead_vectors(room: &Room, vector: usize, h_work: usize, margin: usize) -
     in_peak.min(in_free).min(2)
 }
 
+/// [`ahead_vectors`] beside an H-MSM over a streamed key that takes
+/// `ramped` bytes with its ramp (`SUPRASEAL_C2_STREAMED_MSM=table-ramp`)
+/// and `plain` with chunks of one size: where the plain bytes leave room
+/// for more vectors, those, and the cap the H-MSM then keeps to (`Some`:
+/// its ramp yields), else the ramp's count and no cap. A vector staged
+/// ahead saves more of the next circuit's hold than the ramp saves of this
+/// H-MSM: at porep-32g as a 16 GiB card (H100, 88f932e) the ramp took
+/// ~55 ms off each H-MSM, and the vector it left no room for added
+/// ~150 ms to each NTT step.
+pub fn ahead_beside_streamed(room: &Room, vector: usize, ramped: usize, plain: usize, margin: usize) -> (usize, Option<usize>) {
+    let (k, k_plain) = (ahead_vectors(room, vector, ramped, margin), ahead_vectors(room, vector, plain, margin));
+    if k_plain > k {
+        (k_plain, Some(plain))
+    } else {
+        (k, None)
+    }
+}
+
 /// One circuit's a, b, c on the device, or the first of them: 4·n u64 words
 /// each (n scalars in Montgomery form, zero-padded past `abc_size`). Phase 1
 /// stages all three; staging ahead in phase 2 may stage only a, or a and b
@@ -488,14 +506,24 @@ impl GpuCall {
         // The last quotient's b buffer serves the first vector staged in part.
         room.compute_avail += if spare.is_some() { vector } else { 0 };
         // The H-MSM's buffers: larger MSMs where it reads this call's key
-        // on the device.
-        let h_work = if self.key_on_device() {
-            super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)
+        // on the device; over a streamed key, a ramp's larger chunks only
+        // where they cost no vector staged here.
+        let (h_work, k) = if self.key_on_device() {
+            let h_work = super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk);
+            (h_work, ahead_vectors(&room, vector, h_work, settings.vram_margin))
         } else {
             let budget = super::msm::h_msm_budget(key.h, settings.gpu_chunk);
-            super::msm::h_msm_streamed_bytes(key.h, settings.gpu_chunk, settings.streamed_msm_table, settings.streamed_msm_ramp, budget)
+            let streamed = |ramp| super::msm::h_msm_streamed_bytes(key.h, settings.gpu_chunk, settings.streamed_msm_table, ramp, budget);
+            let (h_work, plain) = (streamed(settings.streamed_msm_ramp), streamed(false));
+            match ahead_beside_streamed(&room, vector, h_work, plain, settings.vram_margin) {
+                (k, Some(cap)) => {
+                    tracing::debug!(circuit = ci, ramp = h_work, plain, k, "the H-MSM's ramp yields to staging ahead");
+                    self.h_msm_cap.store(cap, Ordering::SeqCst);
+                    (cap, k)
+                }
+                (k, None) => (h_work, k),
+            }
         };
-        let k = ahead_vectors(&room, vector, h_work, settings.vram_margin);
         if k == 0 {
             tracing::debug!(circuit = ci, vector, h_work, ?room, "no room to stage the next circuit ahead");
             return None;
@@ -669,7 +697,7 @@ impl GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{ahead_vectors, growth_target, KeyShape, Room};
+    use super::{ahead_beside_streamed, ahead_vectors, growth_target, KeyShape, Room};
 
     /// The porep-32g key's shape (bases per query vector).
     const POREP_32G: KeyShape = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
@@ -720,6 +748,34 @@ mod tests {
         // A key as large as its domain, whose L sum's step is the peak.
         let wide = KeyShape { h: (1 << 20) - 1, l: 1 << 22, a: 1 << 20, b_g1: 1 << 18, b_g2: 1 << 18 };
         assert_eq!(tails_ahead_room(1 << 20, &wide, &crate::config::Settings::default()), 0);
+    }
+
+    #[test]
+    fn a_ramp_yields_to_a_vector_staged_ahead() {
+        use super::super::msm::{h_msm_budget, h_msm_streamed_bytes};
+        let (h, chunk) = ((1usize << 27) - 1, crate::config::GPU_CHUNK_DEFAULT);
+        let budget = h_msm_budget(h, chunk);
+        let (ramped, plain) = (h_msm_streamed_bytes(h, chunk, true, true, budget), h_msm_streamed_bytes(h, chunk, true, false, budget));
+        assert!(ramped > plain, "the ramp's chunks take more: {ramped} against {plain} B");
+        let (vector, margin) = (32usize << 27, 512usize << 20);
+        // porep-32g as a 16 GiB card, between a quotient and its H-MSM (the
+        // room logged on an H100 at 88f932e, the spare b counted): with the
+        // ramp no vector fits beside the H-MSM, without it one does.
+        let r = Room { avail: 7_647_461_376, compute_avail: 11_942_428_672, one_circuit: 12_884_901_888, reserve: 13_430_293_152 };
+        assert_eq!(ahead_vectors(&r, vector, ramped, margin), 0);
+        assert_eq!(ahead_beside_streamed(&r, vector, ramped, plain, margin), (1, Some(plain)), "the ramp yields");
+        // Room for all three either way (a big card): the ramp stays.
+        let big = Room { avail: 60 << 30, compute_avail: 60 << 30, one_circuit: 12_884_901_888, reserve: 13_430_293_152 };
+        assert_eq!(ahead_beside_streamed(&big, vector, ramped, plain, margin), (3, None));
+        // No room either way: nothing staged, and the ramp stays.
+        let none = Room { avail: 1 << 30, compute_avail: 1 << 30, ..r };
+        assert_eq!(ahead_beside_streamed(&none, vector, ramped, plain, margin), (0, None));
+        // No ramp (equal bytes): nothing to yield.
+        assert_eq!(ahead_beside_streamed(&r, vector, plain, plain, margin), (1, None));
+        // The cap is a budget the H-MSM's plain table fits and its ramp does not.
+        let t = super::super::msm::shared_table_tuning::<super::super::msm::G1>(h, chunk, plain).expect("the plain table fits its own bytes");
+        assert_eq!(t.window_bits, 20);
+        assert_eq!(h_msm_streamed_bytes(h, chunk, true, true, plain), plain, "under the cap the ramp takes chunks of one size");
     }
 
     #[test]
