@@ -578,7 +578,8 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
 /// and 1 (the bucket of 1 holds half the points: the merge levels run); all
 /// zero; a base at infinity and repeated bases. Each equals the CPU's and
 /// the one-MSM-per-chunk form's, also with `table-ramp` (chunks of 2^20,
-/// 2^21 and the last 2^20 + 77 points). (Only G1's H-MSM takes the table:
+/// 2^21 and the last 2^20 + 77 points; within a budget a byte short of
+/// that, 2^20, 2^21 − 2^14 and 2^20 + 2^14 + 77). (Only G1's H-MSM takes the table:
 /// every other MSM's budget holds one chunk's MSM.)
 #[cfg(supraseal_gpu)]
 #[test]
@@ -596,12 +597,16 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     let ramp = gpu_with(supraseal_c2::config::Settings { streamed_msm_table: true, streamed_msm_ramp: true, ..settings }).expect("opened above");
     let s = seed();
     let mut rng = ChaCha20Rng::seed_from_u64(s + 120);
-    let sum = |gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G1Affine], sc: &[Scalar]| -> G1Projective {
+    let within = |gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G1Affine], sc: &[Scalar], budget: usize| -> G1Projective {
         let exec = gpu.compute();
         let mut d = exec.upload(limbs(sc), "test scalars").unwrap();
-        msm_device_scalars::<G1>(exec, bases, &mut d, usize::MAX).unwrap()
+        msm_device_scalars::<G1>(exec, bases, &mut d, budget).unwrap()
     };
+    let sum = |gpu: &supraseal_c2::gpu::GpuBackendHandle, bases: &[G1Affine], sc: &[Scalar]| within(gpu, bases, sc, usize::MAX);
     let n = (1 << 22) + 77;
+    // A byte short of the ramp's 2^21-point buffers: its largest chunk
+    // shrinks to 2^21 − 2^14 points (chunks of 2^20, 2^21 − 2^14, 2^20 + 2^14 + 77).
+    let short = supraseal_c2::gpu::msm::h_msm_streamed_bytes(n, chunk_bytes, true, true, usize::MAX) - 1;
     assert_eq!(shared_table_tuning::<G1>(n, chunk_bytes, usize::MAX).map(|t| t.window_bits), Some(17), "the table's window");
     let mut bases = random_bases(n, s + 121);
     bases[(1 << 20) - 1] = G1Affine::identity();
@@ -616,6 +621,9 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
         let before = tables();
         assert_eq!(sum(&ramp, &bases, &sc), want, "chunks of 2^20, 2^21, 2^20 + 77 into one table (table-ramp), {name} scalars");
         assert!(tables() > before, "{name} scalars: table-ramp did not take the shared table");
+        let before = tables();
+        assert_eq!(within(&ramp, &bases, &sc, short), want, "chunks of 2^20, 2^21 − 2^14, 2^20 + 2^14 + 77 (table-ramp within a budget), {name} scalars");
+        assert!(tables() > before, "{name} scalars: table-ramp within a budget did not take the shared table");
         let before = tables();
         assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
         assert_eq!(tables(), before, "{name} scalars: SUPRASEAL_C2_STREAMED_MSM=chunks took the table");

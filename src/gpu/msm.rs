@@ -369,16 +369,18 @@ pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget:
     points
 }
 
-/// The device bytes the H-MSM over `n` bases of the resident key may take:
-/// what [`msm_chunked_bytes`] counts for them (two chunk buffers and one
-/// chunk's MSM), or the room of the quotient's b and c where that is more
-/// (64 bytes per element of the domain, the power of two at or above n;
-/// the H-MSM starts after both are freed). Either way the H step stays
-/// within the quotient step's bytes, which admission's peak counts
-/// ([`super::stage::compute_peak_bytes`]). Other MSMs over resident bases
-/// take [`msm_chunked_bytes`].
+/// The device bytes the H-MSM over `n` bases may take: what
+/// [`msm_chunked_bytes`] counts for them (two chunk buffers and one chunk's
+/// MSM), or the room of the quotient's b, c and scratch (twiddles, coset
+/// tables) where that is more: [`super::ntt::quotient_bytes`] of the domain
+/// (the power of two at or above n) less its a, which holds the
+/// coefficients; the H-MSM starts after the rest is freed. Either way the H
+/// step stays within the quotient step's bytes, which admission's peak
+/// counts ([`super::stage::compute_peak_bytes`]). Other MSMs over resident
+/// bases take [`msm_chunked_bytes`].
 pub fn h_msm_budget(n: usize, chunk_bytes: usize) -> usize {
-    msm_chunked_bytes::<G1>(n, chunk_bytes).max(64 * n.next_power_of_two())
+    let domain = n.next_power_of_two();
+    msm_chunked_bytes::<G1>(n, chunk_bytes).max(super::ntt::quotient_bytes(domain) - 32 * domain)
 }
 
 /// Device bytes the H-MSM over `n` resident bases holds at once (its MSMs
@@ -930,14 +932,25 @@ fn table_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usiz
 }
 
 /// The largest chunk of a ramp for `n` points in chunks of `chunk_bytes`
-/// with a table of `tuning`: up to 4 or 2 times the chunk (the power of two
-/// at or above the ramp's longest span, where n stops it short of the cap)
-/// where its buffers and the table fit `budget`, else the chunk (no ramp).
+/// with a table of `tuning`: at most 4 times the chunk (the power of two at
+/// or above the ramp's longest span, where n stops it short of that cap),
+/// less as many [`RAMP_STEPS`]ths of a chunk as its buffers and the table
+/// need to fit `budget`; the chunk (no ramp) where no larger one fits. At
+/// porep-32g's H, 4 chunks less one step (2^25 − 2^17 points): 2^25 exceeds
+/// the H budget by 3.5 MB.
 fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, budget: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
-    let longest = |cap: usize| ramp_spans(n, chunk, cap).iter().map(|&(_, len)| len).max().unwrap_or(0).next_power_of_two();
-    [4, 2].into_iter().map(|k| longest(k * chunk)).find(|&m| m > chunk && m < n && table_bytes::<G>(n, m, tuning) <= budget).unwrap_or(chunk)
+    let top = ramp_spans(n, chunk, 4 * chunk).iter().map(|&(_, len)| len).max().unwrap_or(0).next_power_of_two();
+    let step = (chunk / RAMP_STEPS).max(1);
+    (1..=top.saturating_sub(chunk).div_ceil(step))
+        .map(|i| top.saturating_sub((i - 1) * step))
+        .find(|&m| m > chunk && m < n && table_bytes::<G>(n, m, tuning) <= budget)
+        .unwrap_or(chunk)
 }
+
+/// The steps a ramp's largest chunk shrinks by to fit its budget, per chunk
+/// ([`ramp_most`]).
+const RAMP_STEPS: usize = 64;
 
 /// Device bytes the H-MSM over `n` streamed bases holds at once beside its
 /// scalars, within `budget` ([`h_msm_budget`], or a chunk's MSM bytes beside
@@ -1194,12 +1207,14 @@ mod tests {
         assert_eq!(table, chunk_buffers_bytes::<G1>(h, chunk_bytes) + shared_table_bytes::<G1>(chunk, t));
         assert!(table > msm_chunked_bytes::<G1>(h, chunk_bytes) && table <= budget);
         assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, false, false, budget), msm_chunked_bytes::<G1>(h, chunk_bytes));
-        // The ramp at porep-32g: chunks up to 2^24 points within the H budget
-        // (and so within the peak: the budget is the quotient's b and c);
-        // 2^25 would exceed it by 12 MB.
+        // The ramp at porep-32g: chunks up to 2^25 − 2^17 points within the H
+        // budget (and so within the peak: the budget is the quotient's b, c
+        // and scratch); 2^25 would exceed it by 3.5 MB.
         let most = ramp_most::<G1>(h, chunk_bytes, t, budget);
-        assert_eq!(most, 2 * chunk, "ramp bytes {} against {budget}", table_bytes::<G1>(h, 4 * chunk, t));
+        assert_eq!(most, 4 * chunk - chunk / RAMP_STEPS, "ramp bytes {} against {budget}", table_bytes::<G1>(h, 4 * chunk, t));
         assert!(table_bytes::<G1>(h, 4 * chunk, t) > budget);
+        assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table_bytes::<G1>(h, 2 * chunk, t)), 2 * chunk, "a budget of 2^24-point chunks");
+        assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table_bytes::<G1>(h, 2 * chunk, t) - 1), 2 * chunk - chunk / RAMP_STEPS);
         assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, true, true, budget), table_bytes::<G1>(h, most, t));
         assert!(table_bytes::<G1>(h, most, t) <= budget);
         // Beside a budget of one table over chunks, no ramp.
