@@ -794,7 +794,8 @@ impl<'s> ManyScalars<'s> {
 /// The bases go up a chunk at a time ([`chunk_points`]), each chunk its own
 /// Pippenger MSM, summed here, or with `SUPRASEAL_C2_STREAMED_MSM=table`
 /// every chunk added into one [`SharedTable`] where it fits `budget`
-/// ([`shared_table_tuning`]); read in place from the resident key, they
+/// ([`shared_table_tuning`]; with `table-ramp`, the default, in chunks that
+/// grow within it, [`ramp_most`]); read in place from the resident key, they
 /// run in MSMs of up to `budget` device bytes ([`resident_msm_points`]).
 pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_scalars: &mut CudaSlice<u64>, budget: usize) -> Result<G::Projective> {
     let n = bases.len();

@@ -36,11 +36,12 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
-#               steps.sh table (a streamed key's H-MSM, restored kernel) · steps.sh porep · steps.sh upstream
-#   on an H100 (no resident key): steps.sh synth-bg tests wait table (the porep-32g A/B of
-#               SUPRASEAL_C2_STREAMED_MSM with 402effa's kernel; TMODES=two-limit=16384 too;
-#               FORMS="table table-ramp table table-ramp": the ramp's first run on a GPU) · steps.sh porep16
-#   (30 minutes of device time hold the start and about four such calls)
+#               steps.sh table (FORMS="table-ramp table": a streamed key's H-MSM) · steps.sh porep · steps.sh upstream
+#   on an H100 (no resident key): steps.sh synth-bg tests wait table (FORMS="table-ramp table table-ramp":
+#               the ramp to 2^25 - 2^17 points; then TMODES=two-limit=16384 FORMS="table-ramp table":
+#               the ramp yielding to staging ahead, whose debug line is "the H-MSM's ramp yields") · steps.sh porep16
+#   (30 minutes of device time hold the start and about four such calls; a try for an H200 that
+#   finds none costs ~90 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
 # same circuit (70cf2f7-proofs-upstream.txt: upstream 0.1.2's, equal to ours at 70cf2f7).
 set -u
