@@ -570,9 +570,9 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
     eprintln!("batch additions on a second stream beside an MSM ({n} G1 points, 1 MiB chunks, 3 circuits): match");
 }
 
-/// `SUPRASEAL_C2_STREAMED_MSM=table` (the default): the chunks of an MSM
-/// over streamed bases add into one bucket table of the whole MSM's
-/// windows. 96 MiB chunks (2^20 G1 points) and 2^22 + 77 points: 5 chunks,
+/// `SUPRASEAL_C2_STREAMED_MSM=table` (and `table-ramp`, the default, with
+/// growing chunks): the chunks of an MSM over streamed bases add into one
+/// bucket table of the whole MSM's windows. 96 MiB chunks (2^20 G1 points) and 2^22 + 77 points: 5 chunks,
 /// the last partial, into c = 17 (16 points per bucket and chunk, as at
 /// porep-32g), where one chunk's MSM takes c = 16. Random scalars; mostly 0
 /// and 1 (the bucket of 1 holds half the points: the merge levels run); all

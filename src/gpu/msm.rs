@@ -370,17 +370,15 @@ pub fn resident_msm_points<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget:
 }
 
 /// The device bytes the H-MSM over `n` bases may take: what
-/// [`msm_chunked_bytes`] counts for them (two chunk buffers and one chunk's
-/// MSM), or the room of the quotient's b, c and scratch (twiddles, coset
-/// tables) where that is more: [`super::ntt::quotient_bytes`] of the domain
-/// (the power of two at or above n) less its a, which holds the
-/// coefficients; the H-MSM starts after the rest is freed. Either way the H
-/// step stays within the quotient step's bytes, which admission's peak
-/// counts ([`super::stage::compute_peak_bytes`]). Other MSMs over resident
-/// bases take [`msm_chunked_bytes`].
+/// [`msm_chunked_bytes`] counts for them (two chunk buffers and one
+/// chunk's MSM), or the room of the quotient's b and c where that is more
+/// (64 bytes per element of the domain, the power of two at or above n;
+/// the H-MSM starts after both are freed). Either way the H step stays
+/// within the quotient step's bytes, which admission's peak counts
+/// ([`super::stage::compute_peak_bytes`]). Other MSMs over resident bases
+/// take [`msm_chunked_bytes`].
 pub fn h_msm_budget(n: usize, chunk_bytes: usize) -> usize {
-    let domain = n.next_power_of_two();
-    msm_chunked_bytes::<G1>(n, chunk_bytes).max(super::ntt::quotient_bytes(domain) - 32 * domain)
+    msm_chunked_bytes::<G1>(n, chunk_bytes).max(64 * n.next_power_of_two())
 }
 
 /// Device bytes the H-MSM over `n` resident bases holds at once (its MSMs
@@ -430,31 +428,30 @@ pub(super) fn chunked_fold<G: DeviceGroup, T>(
         }
     }
     let spans: Vec<(usize, usize)> = (0..bases.len()).step_by(chunk).map(|first| (first, chunk.min(bases.len() - first))).collect();
-    uploaded_fold::<G, T>(gpu, bases, what, &spans, gpu.settings.gpu_chunk, init, f, fold)
+    uploaded_fold::<G, T>(gpu, bases, what, &spans, chunk, init, f, fold)
 }
 
 /// [`chunked_fold`]'s uploads: `f(chunk on the device, first, len)` for each
 /// `(first, len)` of `spans` (consecutive, covering `bases`), through chunk
-/// buffers of `chunk_bytes` ([`ChunkBuffers`]; every span fits one), each
-/// chunk uploaded on a stream of its own while the one before computes.
+/// buffers of `most` points each ([`ChunkBuffers`]; every span fits one),
+/// each chunk uploaded on a stream of its own while the one before computes.
 #[allow(clippy::too_many_arguments)]
 fn uploaded_fold<G: DeviceGroup, T>(
     gpu: &Exec,
     bases: &[G::Affine],
     what: &str,
     spans: &[(usize, usize)],
-    chunk_bytes: usize,
+    most: usize,
     init: T,
     mut f: impl FnMut(&CudaView<'_, u64>, usize, usize) -> Result<T>,
     fold: impl Fn(&mut T, T),
 ) -> Result<T> {
     let words = G::Affine::WORDS;
-    let most = chunk_points::<G>(chunk_bytes);
     assert!(spans.iter().all(|&(_, len)| len <= most), "uploaded_fold: a span exceeds the chunk buffers");
     assert!(spans.len() == 1 || bases.len() > most, "uploaded_fold: several spans need the second chunk buffer");
     let upload = if spans.len() > 1 { Some(gpu.gpu.new_stream()?) } else { None };
     let stream = upload.as_ref().unwrap_or(&gpu.stream);
-    let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), chunk_bytes, what)?.bufs;
+    let mut bufs = ChunkBuffers::new::<G, _>(&mut OnDevice(gpu), bases.len(), most, what)?.bufs;
     let put = |i: usize, bufs: &mut [CudaSlice<u64>]| -> Result<()> {
         let (first, len) = spans[i];
         stream.memcpy_htod(limbs(&bases[first..first + len]), &mut bufs[i % 2].slice_mut(..words * len)).map_err(cuda_err(what))
@@ -817,7 +814,7 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         // after the kernels that read it.
         let add = |d_bases: &CudaView<'_, u64>, first: usize, len: usize| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None);
         if most > chunk {
-            uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), ramp_chunk_bytes::<G>(most), (), add, |_, ()| ())?;
+            uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), most, (), add, |_, ()| ())?;
         } else {
             chunked_fold::<G, ()>(gpu, bases, "upload MSM bases", chunk, (), add, |_, ()| ())?;
         }
@@ -920,28 +917,22 @@ pub fn ramp_spans(n: usize, chunk: usize, most: usize) -> Vec<(usize, usize)> {
     spans
 }
 
-/// Bytes of a chunk buffer of `most` points ([`ChunkBuffers`] then holds
-/// exactly `most`).
-fn ramp_chunk_bytes<G: DeviceGroup>(most: usize) -> usize {
-    8 * G::Affine::WORDS * most
-}
-
 /// Device bytes of a [`SharedTable`] over `n` points in chunks of up to
 /// `most` points: its chunk buffers and its scratch.
 fn table_bytes<G: DeviceGroup>(n: usize, most: usize, tuning: MsmTuning) -> usize {
-    chunk_buffers_bytes::<G>(n, ramp_chunk_bytes::<G>(most)) + shared_table_bytes::<G>(most.min(n), tuning)
+    chunk_buffers_points_bytes::<G>(n, most) + shared_table_bytes::<G>(most.min(n), tuning)
 }
 
 /// The largest chunk of a ramp for `n` points in chunks of `chunk_bytes`
-/// with a table of `tuning`: at most 4 times the chunk (the power of two at
-/// or above the ramp's longest span, where n stops it short of that cap),
+/// with a table of `tuning`: at most 4 times the chunk (the ramp's longest
+/// span, where n stops it short of that cap; the buffers hold exactly it),
 /// less as many [`RAMP_STEPS`]ths of a chunk as its buffers and the table
 /// need to fit `budget`; the chunk (no ramp) where no larger one fits. At
 /// porep-32g's H, 4 chunks less one step (2^25 − 2^17 points): 2^25 exceeds
-/// the H budget by 3.5 MB.
+/// the H budget by 12 MB.
 fn ramp_most<G: DeviceGroup>(n: usize, chunk_bytes: usize, tuning: MsmTuning, budget: usize) -> usize {
     let chunk = chunk_points::<G>(chunk_bytes);
-    let top = ramp_spans(n, chunk, 4 * chunk).iter().map(|&(_, len)| len).max().unwrap_or(0).next_power_of_two();
+    let top = ramp_spans(n, chunk, 4 * chunk).iter().map(|&(_, len)| len).max().unwrap_or(0);
     let step = (chunk / RAMP_STEPS).max(1);
     (1..=top.saturating_sub(chunk).div_ceil(step))
         .map(|i| top.saturating_sub((i - 1) * step))
@@ -1016,15 +1007,17 @@ impl<M: Mem> MsmScratch<M> {
 }
 
 /// The device buffers [`chunked_fold`] uploads `n` bases through, chunks of
-/// `chunk_bytes`: one chunk, or two when there are several (the next
-/// chunk's upload overlaps the computation on the last).
+/// `chunk` points (exactly: [`chunk_points`] of the chunk bytes, or a ramp's
+/// largest chunk, [`ramp_most`], which need not be a power of two): one
+/// chunk, or two when there are several (the next chunk's upload overlaps
+/// the computation on the last).
 struct ChunkBuffers<M: Mem = Dev> {
     bufs: Vec<M::Buf<u64>>,
 }
 
 impl<M: Mem> ChunkBuffers<M> {
-    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, chunk_bytes: usize, what: &str) -> Result<Self> {
-        let (chunk, words) = (chunk_points::<G>(chunk_bytes), G::Affine::WORDS);
+    fn new<G: DeviceGroup, A: Arena<M = M>>(a: &mut A, n: usize, chunk: usize, what: &str) -> Result<Self> {
+        let words = G::Affine::WORDS;
         let mut bufs = vec![a.zeros::<u64>(words * n.min(chunk), what)?];
         if n > chunk {
             bufs.push(a.zeros::<u64>(words * chunk, what)?);
@@ -1033,9 +1026,16 @@ impl<M: Mem> ChunkBuffers<M> {
     }
 }
 
-/// Device bytes of the chunk buffers for `n` bases ([`ChunkBuffers`]).
+/// Device bytes of the chunk buffers for `n` bases in chunks of
+/// `chunk_bytes` ([`ChunkBuffers`]).
 pub(super) fn chunk_buffers_bytes<G: DeviceGroup>(n: usize, chunk_bytes: usize) -> usize {
-    bytes_of(|a| ChunkBuffers::new::<G, _>(a, n, chunk_bytes, "chunk buffers"))
+    chunk_buffers_points_bytes::<G>(n, chunk_points::<G>(chunk_bytes))
+}
+
+/// Device bytes of the chunk buffers for `n` bases in chunks of `most`
+/// points ([`ChunkBuffers`]).
+fn chunk_buffers_points_bytes<G: DeviceGroup>(n: usize, most: usize) -> usize {
+    bytes_of(|a| ChunkBuffers::new::<G, _>(a, n, most, "chunk buffers"))
 }
 
 /// Device bytes [`msm_device_scalars`] holds at once for `n` bases beside
@@ -1209,15 +1209,15 @@ mod tests {
         assert!(table > msm_chunked_bytes::<G1>(h, chunk_bytes) && table <= budget);
         assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, false, false, budget), msm_chunked_bytes::<G1>(h, chunk_bytes));
         // The ramp at porep-32g: chunks up to 2^25 − 2^17 points within the H
-        // budget (and so within the peak: the budget is the quotient's b, c
-        // and scratch); 2^25 would exceed it by 3.5 MB.
+        // budget (and so within the peak: the budget is the quotient's b and
+        // c); 2^25 would exceed it by 12 MB. Its buffers hold exactly that.
         let most = ramp_most::<G1>(h, chunk_bytes, t, budget);
         assert_eq!(most, 4 * chunk - chunk / RAMP_STEPS, "ramp bytes {} against {budget}", table_bytes::<G1>(h, 4 * chunk, t));
         assert!(table_bytes::<G1>(h, 4 * chunk, t) > budget);
+        assert_eq!(chunk_buffers_points_bytes::<G1>(h, most), 2 * 96 * most, "two buffers of 2^25 − 2^17 points");
+        assert!(ramp_spans(h, chunk, most).iter().all(|&(_, len)| len <= most));
         assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table_bytes::<G1>(h, 2 * chunk, t)), 2 * chunk, "a budget of 2^24-point chunks");
         assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table_bytes::<G1>(h, 2 * chunk, t) - 1), 2 * chunk - chunk / RAMP_STEPS);
-        assert_eq!(h_msm_streamed_bytes(h, chunk_bytes, true, true, budget), table_bytes::<G1>(h, most, t));
-        assert!(table_bytes::<G1>(h, most, t) <= budget);
         // Beside a budget of one table over chunks, no ramp.
         assert_eq!(ramp_most::<G1>(h, chunk_bytes, t, table), chunk);
         // Where n stops the ramp short of its cap, the buffers are its longest span's.
@@ -1279,6 +1279,40 @@ mod tests {
                     let table = table_bytes::<G1>(n, chunk, t);
                     assert!(table <= budget && 32 * domain + table <= peak, "n {n}, chunk {chunk_bytes}: a shared table of {table} B");
                 }
+            }
+        }
+    }
+
+    /// A ramp's chunk buffers hold exactly its largest chunk, which need not
+    /// be a power of two (porep-32g's H: 2^25 − 2^17 points), and are
+    /// counted as allocated: every span fits them (else `uploaded_fold`
+    /// panics), the H step stays within admission's peak, over shapes,
+    /// chunk sizes and budgets.
+    #[test]
+    fn a_ramps_buffers_hold_its_spans_and_are_counted_exactly() {
+        use super::super::stage::{compute_peak_bytes, KeyShape};
+        let point = 8 * <blstrs::G1Affine as Limbs>::WORDS;
+        for chunk_bytes in [1usize, 6144, 96 << 10, 96 << 20, 256 << 20, crate::config::GPU_CHUNK_DEFAULT, 2048 << 20] {
+            let chunk = chunk_points::<G1>(chunk_bytes);
+            let mut ns = vec![chunk + 1, 2 * chunk + 1, 3 * chunk, 4 * chunk + 77, 7 * chunk + 5, 8 * chunk + 77, 16 * chunk - 1];
+            ns.extend([(1usize << 22) + 77, (1 << 24) - 1, (1 << 26) - 1, (1 << 27) - 1].into_iter().filter(|&n| n > chunk));
+            for n in ns {
+                let t = MsmTuning::for_points(n);
+                let (lo, hi) = (table_bytes::<G1>(n, chunk, t), table_bytes::<G1>(n, 4 * chunk, t));
+                let mut budgets: Vec<usize> = (0..=20).map(|i| lo + hi.saturating_sub(lo) * i / 20).collect();
+                budgets.extend([lo.saturating_sub(1), h_msm_budget(n, chunk_bytes), usize::MAX]);
+                for budget in budgets {
+                    let m = ramp_most::<G1>(n, chunk_bytes, t, budget);
+                    assert!(m == chunk || (m > chunk && m < n && m <= 4 * chunk && table_bytes::<G1>(n, m, t) <= budget), "n {n}, chunk {chunk}, budget {budget}: {m}");
+                    assert_eq!(chunk_buffers_points_bytes::<G1>(n, m), point * if n > m { 2 * m } else { n }, "n {n}: buffers of exactly {m} points");
+                    let spans = ramp_spans(n, chunk, m);
+                    assert!(spans.iter().all(|&(_, len)| len <= m) && spans.iter().map(|s| s.1).sum::<usize>() == n, "n {n}: spans of {m}");
+                }
+                let domain = (n + 1).next_power_of_two();
+                let settings = crate::config::Settings { gpu_chunk: chunk_bytes, ..crate::config::Settings::default() };
+                let peak = compute_peak_bytes(domain, &KeyShape { h: n, ..KeyShape::default() }, &settings);
+                let budget = h_msm_budget(n, chunk_bytes);
+                assert!(32 * domain + h_msm_streamed_bytes(n, chunk_bytes, true, true, budget) <= peak, "n {n}, chunk {chunk_bytes}: the ramp's H step exceeds the peak");
             }
         }
     }

@@ -757,7 +757,7 @@ mod tests {
         let budget = h_msm_budget(h, chunk);
         let (ramped, plain) = (h_msm_streamed_bytes(h, chunk, true, true, budget), h_msm_streamed_bytes(h, chunk, true, false, budget));
         assert!(ramped > plain, "the ramp's chunks take more: {ramped} against {plain} B");
-        let (vector, margin) = (32usize << 27, 512usize << 20);
+        let (vector, margin) = (32usize << 27, crate::config::Settings::default().vram_margin);
         // porep-32g as a 16 GiB card, between a quotient and its H-MSM (the
         // room logged on an H100 at 88f932e, the spare b counted): with the
         // ramp no vector fits beside the H-MSM, without it one does.
