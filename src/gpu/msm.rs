@@ -804,21 +804,20 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
     if let Some(tuning) = (gpu.settings.streamed_msm_table && streamed).then(|| shared_table_tuning::<G>(n, gpu.settings.gpu_chunk, budget)).flatten() {
         let chunk = chunk_points::<G>(gpu.settings.gpu_chunk);
         let most = if gpu.settings.streamed_msm_ramp { ramp_most::<G>(n, gpu.settings.gpu_chunk, tuning, budget) } else { chunk };
-        let mut table = SharedTable::new::<G>(gpu, most, tuning)?;
-        // Each chunk's launches are enqueued without waiting for the last
-        // chunk's: the table is reduced once, after the last chunk, whose
-        // download waits for them. The bases are not in the resident key
-        // (above), so they are uploaded; should another call make them
-        // resident in between, `chunked_fold` (not the ramp, which always
-        // uploads) passes views of the key, whose memory cudarc frees only
-        // after the kernels that read it.
-        let add = |d_bases: &CudaView<'_, u64>, first: usize, len: usize| table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None);
-        if most > chunk {
-            uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), most, (), add, |_, ()| ())?;
-        } else {
-            chunked_fold::<G, ()>(gpu, bases, "upload MSM bases", chunk, (), add, |_, ()| ())?;
-        }
-        let sum = table.finish::<G>(gpu, None);
+        let mut started = false;
+        let sum = match table_sum::<G>(gpu, bases, d_scalars, tuning, chunk, most, &mut started) {
+            // A ramp is opportunistic: where the device has no room for its
+            // larger buffers (the pool cannot place them in what the
+            // quotient freed), its chunks stay one size. Only before any
+            // chunk is added (the scalars are recoded in place as they
+            // go), and never under fault injection, whose count of
+            // allocations must not depend on a retry.
+            Err(e) if most > chunk && !started && e.kind() == crate::error::ErrorKind::DeviceOutOfMemory && gpu.settings.fault.is_none() => {
+                tracing::debug!(most, chunk, error = %e.message, "no room for the H-MSM's ramp: chunks of one size");
+                table_sum::<G>(gpu, bases, d_scalars, tuning, chunk, chunk, &mut started)
+            }
+            sum => sum,
+        };
         if sum.is_ok() {
             SHARED_TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -828,6 +827,40 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
         let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
         msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
     })
+}
+
+/// [`msm_device_scalars`] through one [`SharedTable`] of `tuning`, its
+/// chunks of `chunk` points or, where `most` is larger, a ramp up to `most`
+/// ([`ramp_spans`]). `started` is set once the first chunk is added.
+#[allow(clippy::too_many_arguments)]
+fn table_sum<G: DeviceGroup>(
+    gpu: &Exec,
+    bases: &[G::Affine],
+    d_scalars: &mut CudaViewMut<'_, u64>,
+    tuning: MsmTuning,
+    chunk: usize,
+    most: usize,
+    started: &mut bool,
+) -> Result<G::Projective> {
+    let n = bases.len();
+    let mut table = SharedTable::new::<G>(gpu, most, tuning)?;
+    // Each chunk's launches are enqueued without waiting for the last
+    // chunk's: the table is reduced once, after the last chunk, whose
+    // download waits for them. The bases are not in the resident key
+    // (`msm_device_scalars`), so they are uploaded; should another call make
+    // them resident in between, `chunked_fold` (not the ramp, which always
+    // uploads) passes views of the key, whose memory cudarc frees only
+    // after the kernels that read it.
+    let add = |d_bases: &CudaView<'_, u64>, first: usize, len: usize| {
+        *started = true;
+        table.add::<G>(gpu, d_bases, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), None)
+    };
+    if most > chunk {
+        uploaded_fold::<G, ()>(gpu, bases, "upload MSM bases", &ramp_spans(n, chunk, most), most, (), add, |_, ()| ())?;
+    } else {
+        chunked_fold::<G, ()>(gpu, bases, "upload MSM bases", chunk, (), add, |_, ()| ())?;
+    }
+    table.finish::<G>(gpu, None)
 }
 
 /// MSMs that ran through a [`SharedTable`] since the process started: what
