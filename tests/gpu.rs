@@ -607,23 +607,28 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
     // A byte short of the ramp's 2^21-point buffers: its largest chunk
     // shrinks to 2^21 − 2^14 points (chunks of 2^20, 2^21 − 2^14, 2^20 + 2^14 + 77).
     let short = supraseal_c2::gpu::msm::h_msm_streamed_bytes(n, chunk_bytes, true, true, usize::MAX) - 1;
+    // The short budget still ramps (bytes between the plain table's and the
+    // budget): else its case would pass as a plain table.
+    let (plain, shrunk) = (supraseal_c2::gpu::msm::h_msm_streamed_bytes(n, chunk_bytes, true, false, short), supraseal_c2::gpu::msm::h_msm_streamed_bytes(n, chunk_bytes, true, true, short));
+    assert!(plain < shrunk && shrunk <= short, "the short budget's ramp: {shrunk} B against the plain table's {plain} and the budget {short}");
     assert_eq!(shared_table_tuning::<G1>(n, chunk_bytes, usize::MAX).map(|t| t.window_bits), Some(17), "the table's window");
     let mut bases = random_bases(n, s + 121);
     bases[(1 << 20) - 1] = G1Affine::identity();
     bases[1 << 20] = bases[(1 << 20) - 100];
     bases[(3 << 20) + 5] = bases[17];
     let tables = || supraseal_c2::gpu::msm::SHARED_TABLES.load(std::sync::atomic::Ordering::Relaxed);
+    let ramps = || supraseal_c2::gpu::msm::RAMPS.load(std::sync::atomic::Ordering::Relaxed);
     for (name, sc) in [("random", random_scalars(n, s + 122)), ("mostly 0/1", mostly_bits(n, &mut rng)), ("zero", vec![Scalar::ZERO; n])] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
         let before = tables();
         assert_eq!(sum(&gpu, &bases, &sc), want, "5 chunks into one table, {name} scalars");
         assert!(tables() > before, "{name} scalars: the MSM did not take the shared table");
-        let before = tables();
+        let (before, ramped) = (tables(), ramps());
         assert_eq!(sum(&ramp, &bases, &sc), want, "chunks of 2^20, 2^21, 2^20 + 77 into one table (table-ramp), {name} scalars");
-        assert!(tables() > before, "{name} scalars: table-ramp did not take the shared table");
-        let before = tables();
+        assert!(tables() > before && ramps() > ramped, "{name} scalars: table-ramp did not ramp in the shared table");
+        let (before, ramped) = (tables(), ramps());
         assert_eq!(within(&ramp, &bases, &sc, short), want, "chunks of 2^20, 2^21 − 2^14, 2^20 + 2^14 + 77 (table-ramp within a budget), {name} scalars");
-        assert!(tables() > before, "{name} scalars: table-ramp within a budget did not take the shared table");
+        assert!(tables() > before && ramps() > ramped, "{name} scalars: table-ramp within a budget did not ramp in the shared table");
         let before = tables();
         assert_eq!(sum(&chunks, &bases, &sc), want, "one MSM per chunk, {name} scalars");
         assert_eq!(tables(), before, "{name} scalars: SUPRASEAL_C2_STREAMED_MSM=chunks took the table");
@@ -634,10 +639,10 @@ fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {
         let bases = random_bases(n, s + 125);
         let sc = random_scalars(n, s + 126);
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &sc);
-        let before = tables();
+        let (before, ramped) = (tables(), ramps());
         assert_eq!(sum(&ramp, &bases, &sc), want, "2^23 + 77 points, table-ramp");
         assert_eq!(sum(&gpu, &bases, &sc), want, "2^23 + 77 points, table");
-        assert_eq!(tables(), before + 2, "both took the table");
+        assert_eq!((tables(), ramps()), (before + 2, ramped + 1), "both took the table, one ramped");
     }
     eprintln!("an MSM whose chunks share one bucket table ({n} G1 points, 96 MiB chunks, c = 17; and the ramp): matches");
 }

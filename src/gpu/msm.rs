@@ -816,7 +816,12 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
                 tracing::debug!(most, chunk, error = %e.message, "no room for the H-MSM's ramp: chunks of one size");
                 table_sum::<G>(gpu, bases, d_scalars, tuning, chunk, chunk, &mut started)
             }
-            sum => sum,
+            sum => {
+                if sum.is_ok() && most > chunk {
+                    RAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                sum
+            }
         };
         if sum.is_ok() {
             SHARED_TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -867,6 +872,11 @@ fn table_sum<G: DeviceGroup>(
 /// the tests read to see that an MSM took that path.
 #[doc(hidden)]
 pub static SHARED_TABLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Of [`SHARED_TABLES`], those whose chunks ramped (no fallback to chunks
+/// of one size).
+#[doc(hidden)]
+pub static RAMPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One bucket table that every chunk of an MSM over streamed bases adds
 /// into, reduced once after the last chunk
@@ -1257,6 +1267,28 @@ mod tests {
         assert_eq!(ramp_most::<G1>(4 * chunk + 77, chunk_bytes, t, usize::MAX), 2 * chunk, "spans k, 2k, k + 77");
         assert_eq!(ramp_most::<G1>(8 * chunk + 77, chunk_bytes, t, usize::MAX), 4 * chunk, "spans k, 2k, 4k, k + 77");
         assert_eq!(ramp_most::<G1>(2 * chunk, chunk_bytes, t, usize::MAX), chunk, "spans k, k: no ramp");
+    }
+
+    /// The premise of the GPU test `gpu_msm_chunks_sharing_one_bucket_table_match_cpu`
+    /// (96 MiB chunks, 2^22 + 77 points): unbounded, the ramp's largest chunk
+    /// is 2^21 points; a byte short of that, 2^21 − 2^14, in the spans the
+    /// test names; below 768 MiB chunks porep-32g's H takes no table.
+    #[test]
+    fn the_gpu_tests_budget_shrinks_its_ramp_to_a_non_power_of_two() {
+        let (n, chunk_bytes) = ((1usize << 22) + 77, 96usize << 20);
+        let t = shared_table_tuning::<G1>(n, chunk_bytes, usize::MAX).expect("the table");
+        assert_eq!(ramp_most::<G1>(n, chunk_bytes, t, usize::MAX), 1 << 21);
+        let short = h_msm_streamed_bytes(n, chunk_bytes, true, true, usize::MAX) - 1;
+        assert_eq!(shared_table_tuning::<G1>(n, chunk_bytes, short), Some(t), "the table within the short budget");
+        let most = ramp_most::<G1>(n, chunk_bytes, t, short);
+        assert_eq!(most, (1 << 21) - (1 << 14));
+        let lens: Vec<usize> = ramp_spans(n, 1 << 20, most).iter().map(|&(_, l)| l).collect();
+        assert_eq!(lens, [1 << 20, (1 << 21) - (1 << 14), (1 << 20) + (1 << 14) + 77]);
+        let h = (1usize << 27) - 1;
+        for mib in [384usize, 512, 767] {
+            assert_eq!(shared_table_tuning::<G1>(h, mib << 20, h_msm_budget(h, mib << 20)), None, "{mib} MiB chunks: 2^22 points, under 16 per bucket");
+        }
+        assert!(shared_table_tuning::<G1>(h, 768 << 20, h_msm_budget(h, 768 << 20)).is_some());
     }
 
     #[test]
