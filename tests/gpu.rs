@@ -572,15 +572,16 @@ fn gpu_batch_additions_on_a_second_stream_beside_an_msm_match_cpu() {
 
 /// `SUPRASEAL_C2_STREAMED_MSM=table` (and `table-ramp`, the default, with
 /// growing chunks): the chunks of an MSM over streamed bases add into one
-/// bucket table of the whole MSM's windows. 96 MiB chunks (2^20 G1 points) and 2^22 + 77 points: 5 chunks,
-/// the last partial, into c = 17 (16 points per bucket and chunk, as at
-/// porep-32g), where one chunk's MSM takes c = 16. Random scalars; mostly 0
-/// and 1 (the bucket of 1 holds half the points: the merge levels run); all
-/// zero; a base at infinity and repeated bases. Each equals the CPU's and
-/// the one-MSM-per-chunk form's, also with `table-ramp` (chunks of 2^20,
-/// 2^21 and the last 2^20 + 77 points; within a budget a byte short of
-/// that, 2^20, 2^21 − 2^14 and 2^20 + 2^14 + 77). (Only G1's H-MSM takes the table:
-/// every other MSM's budget holds one chunk's MSM.)
+/// bucket table of the whole MSM's windows. 96 MiB chunks (2^20 G1 points)
+/// and 2^22 + 77 points: 5 chunks, the last partial, into c = 17 (16 points
+/// per bucket and chunk, as at porep-32g), where one chunk's MSM takes
+/// c = 16. Random scalars; mostly 0 and 1 (the bucket of 1 holds half the
+/// points: the merge levels run); all zero; a base at infinity and repeated
+/// bases. Each equals the CPU's and the one-MSM-per-chunk form's, also with
+/// `table-ramp` (chunks of 2^20, 2^21 and the last 2^20 + 77 points; within
+/// a budget a byte short of that, 2^20, 2^21 − 2^14 and 2^20 + 2^14 + 77).
+/// (Only G1's H-MSM takes the table: every other MSM's budget holds one
+/// chunk's MSM.)
 #[cfg(supraseal_gpu)]
 #[test]
 fn gpu_msm_chunks_sharing_one_bucket_table_match_cpu() {

@@ -180,7 +180,8 @@ for step in "$@"; do
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "table: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
     i=0
     for form in ${FORMS:-chunks table chunks table}; do
-      i=$((i + 1)); R=$OUT/table-$form-$i; mkdir -p $R
+      # The modes in the folder's name: a second `table` step in one call keeps the first's logs.
+      i=$((i + 1)); R=$OUT/table-$form-$(echo "${TMODES:-two}" | tr -c 'A-Za-z0-9._\n-' _)-$i; mkdir -p $R
       env OUT=$R WORKERS=1 PARTITIONS=1 BATCH=10 MODES=${TMODES:-two} KEEP=1 SKIP_UPSTREAM=1 \
         OURS_ENV="$LOGS SUPRASEAL_C2_KEY_RESIDENT=off SUPRASEAL_C2_STREAMED_MSM=$form" timeout 250 ./run.sh porep-same-run > /dev/null 2>&1
       echo "run.sh rc=$? (SUPRASEAL_C2_STREAMED_MSM=$form)"
