@@ -176,7 +176,7 @@ impl GpuCall {
     /// in this one; over a streamed key on an H100, 69–694 ms of
     /// allocations per pre-staged one-circuit porep-32g call). Kept:
     /// - over this call's resident key: a card with room for the key beside
-    ///   a computing call's peak and two pre-stages;
+    ///   a computing call's peak and a pre-stage;
     /// - with `SUPRASEAL_C2_COMPUTE_CACHE=busy`, over a streamed key, at the
     ///   end of phase 2 (not `idle`) while another call is in flight on the
     ///   device, where this call's inputs were pre-staged (the card admits a

@@ -18,6 +18,10 @@
 #             (VARIANTS="default threads4 after beside threads8 beside8 pinned" picks and
 #             orders them, ~150 s each; each names its variables, so a variant is the same
 #             settings whatever the defaults)
+#   resident  ours, the key resident (beside one pre-stage, so an 80 GB card holds       ~100 s each
+#             porep-32g's), then streamed: W = 1, 2 one-circuit calls x 2 and one call of 10
+#             circuits, per SUPRASEAL_C2_KEY_RESIDENT in RKEYS (default "auto off"); prints the
+#             rows and each circuit's NTT and H-MSM times, and checks the proofs; needs /tmp/p32.params
 #   cache     ours, W = 2,3 one-circuit calls x 2 over a streamed key (SUPRASEAL_C2_KEY_RESIDENT=off),  ~70 s each
 #             SUPRASEAL_C2_COMPUTE_CACHE per run in CACHES (default "resident busy resident busy"):
 #             the compute pool trimmed after every call, then kept for the calls in flight; prints
@@ -159,6 +163,22 @@ for step in "$@"; do
       echo "run.sh rc=$? (radix $radix)"
       grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 3
+      same_proofs $R/proofs-porep-32g-ours.txt
+    done
+    ;;
+  resident)
+    # The key resident beside one pre-stage (an 80 GB card holds porep-32g's), then streamed, in turn:
+    # W = 1, 2 one-circuit calls x 2 and one call of 10 circuits each (RKEYS picks and orders them).
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "resident: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    for keymode in ${RKEYS:-auto off}; do
+      R=$OUT/key-$keymode; mkdir -p $R
+      env OUT=$R WORKERS=${RWORKERS:-1,2} PARTITIONS=2 BATCH=10 MODES=two KEEP=1 SKIP_UPSTREAM=1 \
+        OURS_ENV="$LOGS SUPRASEAL_C2_KEY_RESIDENT=$keymode" timeout 250 ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (SUPRASEAL_C2_KEY_RESIDENT=$keymode)"
+      G=$R/gpu-run-porep-same-run.log
+      grep -o -E "key resident on the device.*|resident key released.*|key not made resident.*" $G | head -3
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 8
+      grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $G | tr '\n' ' '; echo
       same_proofs $R/proofs-porep-32g-ours.txt
     done
     ;;

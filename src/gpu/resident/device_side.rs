@@ -55,10 +55,10 @@ pub enum Residency {
 ///   when it has gone [`super::IDLE_CALLS`] calls unused and this key would fit in
 ///   its place (a later call uploads this one); else kept;
 /// - none (and `enabled`): uploaded on `stream` when the compute room holds
-///   the key, `reserve` and two one-circuit pre-stages (where a circuit can
+///   the key, `reserve` and one one-circuit pre-stage (where a circuit can
 ///   pre-stage at all; a call of many circuits, such as a sector's ten
 ///   partitions, is not counted whole),
-///   so that two calls still overlap beside it. The upload synchronises
+///   so that the next call or circuit still stages beside it. The upload synchronises
 ///   `stream` (once per key); a failed allocation or copy leaves the call
 ///   streaming, with a warning, and the key is not tried again on this
 ///   device. Not counted by `SUPRASEAL_C2_FAULT_ALLOC` (the room is checked

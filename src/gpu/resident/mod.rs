@@ -3,8 +3,8 @@
 //! Phase 2 reads every base of the key's h, l, a, b_g1 and b_g2 once per
 //! partition: 47 GB at porep-32g, streamed up a chunk at a time (~1 s of
 //! copies per partition on the H200). On a card with room for the whole key
-//! beside a computing call's peak and two pre-stages (the H200's 141 GiB
-//! against a 47 GB key), the first call of a key uploads the bases in phase
+//! beside a computing call's peak and one pre-stage (an 80 GB H100 or a
+//! 141 GiB H200 against a 47 GB key), the first call of a key uploads the bases in phase
 //! 1 under the memory lock, and later calls' MSMs and batch additions read
 //! them in place (`msm::chunked`). One key per device at a time
 //! (`SUPRASEAL_C2_KEY_RESIDENT=auto`, the default; `off` streams them in
@@ -62,13 +62,15 @@ pub enum Decision {
 /// this device already.
 pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usize, enabled: bool, failed_before: bool) -> Decision {
     let Room { avail, compute_avail, one_circuit, reserve } = room;
-    // Two one-circuit pre-stages beside the key (two calls of one partition
-    // overlap), where a circuit can pre-stage at all. A call of many
-    // circuits is not counted whole: it gains more from the resident bases
-    // than from pre-staging (0.25 s per circuit's a, b, c against ~1 s of
-    // bases per partition at porep-32g on the H200).
+    // One one-circuit pre-stage beside the key (the next call's, or the next
+    // circuit's staged ahead), where a circuit can pre-stage at all. Neither
+    // a second pre-stage nor a call of many circuits is counted: the
+    // resident bases save more than pre-staging does (~1 s of bases per
+    // partition at porep-32g on the H200 against 0.25 s for a circuit's a,
+    // b, c uploaded in the call's turn), and that one pre-stage is what
+    // puts a 47 GB key on an 80 GB card.
     let stage = if one_circuit + reserve <= avail { one_circuit } else { 0 };
-    let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + 2 * stage;
+    let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + stage;
     match current {
         // Not even a computing call's peak fits: any copy gives its room.
         Some(_) if reserve > compute_avail => Decision::Release,
@@ -85,16 +87,19 @@ mod tests {
     use super::{decide, Decision, Room, IDLE_CALLS};
 
     const GB: usize = 1 << 30;
-    /// porep-32g on a 141 GiB card: key 44 GiB, pre-stage 12 GiB, reserve 12.5 GiB.
+    /// porep-32g: key 44 GiB, pre-stage 12 GiB, reserve 12.5 GiB.
     fn room(free: usize) -> Room {
         Room { avail: free, compute_avail: free, one_circuit: 12 * GB, reserve: 25 * GB / 2 }
     }
 
     #[test]
-    fn uploads_where_the_key_fits_beside_two_prestages_and_the_peak() {
+    fn uploads_where_the_key_fits_beside_one_prestage_and_the_peak() {
+        // A 141 GiB H200, and an 80 GB H100's ~78.5 GiB free: 44 + 12.5 + 12 = 68.5 GiB.
         assert_eq!(decide(None, room(139 * GB), 44 * GB, true, false), Decision::Upload);
-        // 44 + 12.5 + 2·12 = 80.5 GiB: not on an 80 GiB card.
-        assert_eq!(decide(None, room(80 * GB), 44 * GB, true, false), Decision::Stream);
+        assert_eq!(decide(None, room(78 * GB), 44 * GB, true, false), Decision::Upload);
+        assert_eq!(decide(None, room(137 * GB / 2), 44 * GB, true, false), Decision::Upload);
+        // Half a GiB short of the pre-stage beside it, though the key and the peak fit.
+        assert_eq!(decide(None, room(68 * GB), 44 * GB, true, false), Decision::Stream);
         // Where a circuit cannot pre-stage beside the peak (a small card),
         // the key needs only the peak beside it.
         let tight = Room { avail: 59 * GB, compute_avail: 59 * GB, one_circuit: 48 * GB, reserve: 12 * GB };
