@@ -129,7 +129,8 @@ impl DeviceMemory {
     /// cache beyond a computing call's peak, plus at most `need` of
     /// that cache and the idle vectors, which serve only pre-stages;
     /// `compute_avail` what phase 2's pool may take; `reserve` the margin
-    /// plus [`compute_peak_bytes`]), and the reusable part of it. Queries
+    /// plus [`compute_peak_bytes`]; `returning` what the running phase 2
+    /// holds in the compute pool), and the reusable part of it. Queries
     /// only (`cuMemGetInfo`, pool attributes): it waits for nothing. Vectors
     /// on the idle list of another length are freed back to the pre-stage
     /// pool on the way.
@@ -171,6 +172,7 @@ impl DeviceMemory {
             compute_avail: settings.effective_free(free_compute, total),
             one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
             reserve: settings.vram_margin + peak,
+            returning: self.compute_in_use(),
         };
         Ok((room, StageReuse { reusable, stage_cached, idle }))
     }
@@ -351,6 +353,12 @@ impl DeviceMemory {
     /// [`DeviceMemory::pool_cached`]); only phase 2's allocations can reuse them.
     pub fn compute_cached(&self) -> usize {
         Self::cached_in(self.compute_pool.0)
+    }
+
+    /// Bytes allocated from the compute pool and not yet freed: what the
+    /// running phase 2 holds.
+    pub fn compute_in_use(&self) -> usize {
+        Self::pool_attr(self.compute_pool.0, cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT).unwrap_or(0) as usize
     }
 
     /// Bytes the pre-stage pool keeps mapped but no pre-stage uses (part of

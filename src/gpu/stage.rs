@@ -761,11 +761,11 @@ mod tests {
         // porep-32g as a 16 GiB card, between a quotient and its H-MSM (the
         // room logged on an H100 at 88f932e, the spare b counted): with the
         // ramp no vector fits beside the H-MSM, without it one does.
-        let r = Room { avail: 7_647_461_376, compute_avail: 11_942_428_672, one_circuit: 12_884_901_888, reserve: 13_430_293_152 };
+        let r = Room { avail: 7_647_461_376, compute_avail: 11_942_428_672, one_circuit: 12_884_901_888, reserve: 13_430_293_152, returning: 0 };
         assert_eq!(ahead_vectors(&r, vector, ramped, margin), 0);
         assert_eq!(ahead_beside_streamed(&r, vector, ramped, plain, margin), (1, Some(plain)), "the ramp yields");
         // Room for all three either way (a big card): the ramp stays.
-        let big = Room { avail: 60 << 30, compute_avail: 60 << 30, one_circuit: 12_884_901_888, reserve: 13_430_293_152 };
+        let big = Room { avail: 60 << 30, compute_avail: 60 << 30, one_circuit: 12_884_901_888, reserve: 13_430_293_152, returning: 0 };
         assert_eq!(ahead_beside_streamed(&big, vector, ramped, plain, margin), (3, None));
         // No room either way: nothing staged, and the ramp stays.
         let none = Room { avail: 1 << 30, compute_avail: 1 << 30, ..r };
@@ -781,7 +781,7 @@ mod tests {
     #[test]
     fn staging_ahead_never_raises_the_calls_peak() {
         const GB: usize = 1_000_000_000;
-        let room = |avail: usize, reserve: usize| Room { avail, compute_avail: avail, one_circuit: 3 * 4 * GB, reserve };
+        let room = |avail: usize, reserve: usize| Room { avail, compute_avail: avail, one_circuit: 3 * 4 * GB, reserve, returning: 0 };
         let (vector, margin) = (4 * GB, GB / 2);
         // A big card: the whole circuit fits beside a computing call's peak.
         assert_eq!(ahead_vectors(&room(40 * GB, 14 * GB), vector, 2 * GB, margin), 3);

@@ -40,6 +40,11 @@ pub struct Room {
     pub one_circuit: usize,
     /// A computing call's peak plus the margin.
     pub reserve: usize,
+    /// Compute-pool bytes that a call's phase 2 holds now. Phase 2 runs one
+    /// call at a time per device (under the compute lock, as the reserve
+    /// assumes), so the running call gives them back before a waiting call's
+    /// phase 2 starts.
+    pub returning: usize,
 }
 
 /// What admission does with the device's resident copy.
@@ -61,7 +66,7 @@ pub enum Decision {
 /// `SUPRASEAL_C2_KEY_RESIDENT`, `failed_before` whether its upload failed on
 /// this device already.
 pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usize, enabled: bool, failed_before: bool) -> Decision {
-    let Room { avail, compute_avail, one_circuit, reserve } = room;
+    let Room { avail, compute_avail, one_circuit, reserve, returning } = room;
     // One one-circuit pre-stage beside the key (the next call's, or the next
     // circuit's staged ahead), where a circuit can pre-stage at all. Neither
     // a second pre-stage nor a call of many circuits is counted: the
@@ -72,8 +77,11 @@ pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usiz
     let stage = if one_circuit + reserve <= avail { one_circuit } else { 0 };
     let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + stage;
     match current {
-        // Not even a computing call's peak fits: any copy gives its room.
-        Some(_) if reserve > compute_avail => Decision::Release,
+        // Not even a computing call's peak fits, with what the running phase 2
+        // gives back by this call's turn: any copy gives its room. (Without
+        // that count, a third call in flight beside a computing one and a
+        // pre-staged one released a porep-32g key on an 80 GB card.)
+        Some(_) if reserve > compute_avail + returning => Decision::Release,
         Some((true, _, _)) => Decision::Keep,
         Some((false, bytes, idle)) if idle >= IDLE_CALLS && enabled && room_for(compute_avail + bytes) => Decision::Release,
         Some(_) => Decision::Stream,
@@ -89,7 +97,7 @@ mod tests {
     const GB: usize = 1 << 30;
     /// porep-32g: key 44 GiB, pre-stage 12 GiB, reserve 12.5 GiB.
     fn room(free: usize) -> Room {
-        Room { avail: free, compute_avail: free, one_circuit: 12 * GB, reserve: 25 * GB / 2 }
+        Room { avail: free, compute_avail: free, one_circuit: 12 * GB, reserve: 25 * GB / 2, returning: 0 }
     }
 
     #[test]
@@ -102,7 +110,7 @@ mod tests {
         assert_eq!(decide(None, room(68 * GB), 44 * GB, true, false), Decision::Stream);
         // Where a circuit cannot pre-stage beside the peak (a small card),
         // the key needs only the peak beside it.
-        let tight = Room { avail: 59 * GB, compute_avail: 59 * GB, one_circuit: 48 * GB, reserve: 12 * GB };
+        let tight = Room { avail: 59 * GB, compute_avail: 59 * GB, one_circuit: 48 * GB, reserve: 12 * GB, returning: 0 };
         assert_eq!(decide(None, tight, 44 * GB, true, false), Decision::Upload);
         // A 16 GiB card: never.
         assert_eq!(decide(None, room(15 * GB), 44 * GB, true, false), Decision::Stream);
@@ -118,6 +126,19 @@ mod tests {
         assert_eq!(decide(Some((true, 44 * GB, 0)), room(12 * GB), 44 * GB, true, false), Decision::Release);
         // Switched off: no upload, but the room is still given back under pressure.
         assert_eq!(decide(Some((false, 44 * GB, 1)), room(12 * GB), 44 * GB, false, false), Decision::Release);
+    }
+
+    #[test]
+    fn counts_what_the_running_phase_2_gives_back_before_releasing() {
+        // porep-32g on an 80 GB card, the key resident: a third call finds one
+        // call computing (12 GiB of the compute pool in use) and one pre-staged.
+        let busy = Room { returning: 12 * GB, ..room(11 * GB) };
+        assert_eq!(decide(Some((true, 44 * GB, 0)), busy, 44 * GB, true, false), Decision::Keep);
+        // What comes back still leaves the peak short: released.
+        let short = Room { returning: GB, ..room(11 * GB) };
+        assert_eq!(decide(Some((true, 44 * GB, 0)), short, 44 * GB, true, false), Decision::Release);
+        // Another key's copy is kept by the same count (the call streams).
+        assert_eq!(decide(Some((false, 44 * GB, 1)), busy, 44 * GB, true, false), Decision::Stream);
     }
 
     #[test]
