@@ -79,8 +79,8 @@ pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usiz
     match current {
         // Not even a computing call's peak fits, with what the running phase 2
         // gives back by this call's turn: any copy gives its room. (Without
-        // that count, a third call in flight beside a computing one and a
-        // pre-staged one released a porep-32g key on an 80 GB card.)
+        // that count a third call in flight, beside a computing one and a
+        // pre-staged one, would release a porep-32g key on an 80 GB card.)
         Some(_) if reserve > compute_avail + returning => Decision::Release,
         Some((true, _, _)) => Decision::Keep,
         Some((false, bytes, idle)) if idle >= IDLE_CALLS && enabled && room_for(compute_avail + bytes) => Decision::Release,
