@@ -41,9 +41,8 @@
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
 #               steps.sh table (FORMS="table-ramp table": a streamed key's H-MSM) · steps.sh porep · steps.sh upstream
-#   on an H100 (no resident key): steps.sh synth-bg tests wait table (FORMS="table-ramp table table-ramp":
-#               the ramp to 2^25 - 2^17 points; then TMODES=two-limit=16384 FORMS="table-ramp table":
-#               the ramp yielding to staging ahead, whose debug line is "the H-MSM's ramp yields") · steps.sh porep16
+#   on an H100 (the key resident beside one pre-stage): steps.sh synth-bg tests wait resident
+#               (RKEYS=auto RWORKERS=1,2,3), then RKEYS=off the same; steps.sh porep16
 #   (30 minutes of device time hold the start and about four such calls; a try for an H200 that
 #   finds none costs ~90 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
