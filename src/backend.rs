@@ -240,6 +240,11 @@ pub trait Backend: Sync {
     /// Default: nothing to do.
     fn unpin_circuit(&self, _ci: usize) {}
 
+    /// Before phase 0: the locks this call runs under (a device backend
+    /// tells from them whether another call's phase 2 may overlap its own).
+    /// Default: nothing to do.
+    fn under_locks(&self, _locks: &crate::locks::GpuLocks) {}
+
     /// Phase 0, once per key: page-locks the key's query vectors (h, l, a, b_g1, b_g2) so that
     /// their uploads in phase 2 run at DMA speed. A failure is logged and the
     /// uploads stay pageable. Default: nothing to do.

@@ -61,6 +61,9 @@ pub struct GpuCall {
     /// Phase 1 pre-staged this call's first inputs: the card admits a
     /// pre-stage beside a computing call's peak.
     prestaged: AtomicBool,
+    /// The address of the `GpuLocks` this call runs under, once named
+    /// ([`Backend::under_locks`]); 0 before.
+    locks: AtomicUsize,
     clock: Clock,
 }
 
@@ -96,6 +99,7 @@ impl GpuCall {
             h_msm_cap: AtomicUsize::new(usize::MAX),
             domain: OnceLock::new(),
             prestaged: AtomicBool::new(false),
+            locks: AtomicUsize::new(0),
             clock: Clock::default(),
         })
     }
@@ -111,6 +115,17 @@ impl GpuCall {
     #[cfg(any(test, feature = "tools"))]
     pub(crate) fn skip_phase1(&self) {
         self.done();
+    }
+
+    /// Whether every call in flight on the device runs under this call's
+    /// locks, so that a phase 2 running now ends before this call's starts
+    /// (callers may pass different lock handles for one device, whose phase
+    /// 2s then overlap).
+    pub(super) fn one_phase2_at_a_time(&self) -> bool {
+        let id = self.locks.load(Ordering::SeqCst);
+        let gpu = &self.exec.gpu;
+        let locks = gpu.call_locks.lock().unwrap_or_else(|p| p.into_inner());
+        sole_locks(id, &locks, gpu.active.load(Ordering::SeqCst))
     }
 
     /// Frees the last quotient's b buffer if staging ahead did not take it.
@@ -219,6 +234,13 @@ impl GpuCall {
     }
 }
 
+/// [`GpuCall::one_phase2_at_a_time`] from the figures: the call's locks
+/// `id` (0: not named), the locks named by the calls in flight, and how many
+/// calls are in flight (a call that named none makes the answer `false`).
+fn sole_locks(id: usize, named: &[usize], active: usize) -> bool {
+    id != 0 && named.len() == active && named.iter().all(|&l| l == id)
+}
+
 /// What [`keep_rule`] decides on for one call at the end of its phase 2
 /// (`idle`: at its drop, as the device's last call).
 #[derive(Clone, Copy, Debug)]
@@ -268,6 +290,13 @@ impl Drop for GpuCall {
         // The last call in flight returns the idle pre-stage vectors and the
         // pools' caches to the device.
         let gpu = &self.exec.gpu;
+        let id = self.locks.load(Ordering::SeqCst);
+        if id != 0 {
+            let mut locks = gpu.call_locks.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = locks.iter().position(|&l| l == id) {
+                locks.swap_remove(i);
+            }
+        }
         if gpu.active.fetch_sub(1, Ordering::SeqCst) == 1 {
             gpu.memory.release_idle_stages(&gpu.active);
             let _ = self.upload.synchronize();
@@ -345,6 +374,15 @@ impl Compute for Exec {
 impl Backend for GpuCall {
     type Staged = StagedAbc;
     type Compute = Exec;
+
+    /// Records the locks for [`GpuCall::one_phase2_at_a_time`] (the first
+    /// named count).
+    fn under_locks(&self, locks: &crate::locks::GpuLocks) {
+        let id = locks as *const crate::locks::GpuLocks as usize;
+        if self.locks.compare_exchange(0, id, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            self.exec.gpu.call_locks.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+        }
+    }
 
     fn compute(&self) -> &Exec {
         &self.exec
@@ -509,7 +547,19 @@ impl Backend for GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{keep_rule, KeepInputs, COMPUTE_POOL_GRANULE};
+    use super::{keep_rule, sole_locks, KeepInputs, COMPUTE_POOL_GRANULE};
+
+    #[test]
+    fn phase_2s_run_one_at_a_time_only_where_every_call_shares_the_locks() {
+        assert!(sole_locks(7, &[7, 7, 7], 3));
+        assert!(sole_locks(7, &[7], 1), "alone");
+        // Another handle on the device: its phase 2 does not wait for ours.
+        assert!(!sole_locks(7, &[7, 9, 7], 3));
+        // A call in flight that named no locks (created, not yet named).
+        assert!(!sole_locks(7, &[7, 7], 3));
+        // This call named none.
+        assert!(!sole_locks(0, &[], 1));
+    }
 
     #[test]
     fn the_cache_stays_over_a_resident_key_or_for_calls_in_flight() {

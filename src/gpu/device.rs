@@ -44,6 +44,10 @@ pub struct Gpu {
     funcs: Vec<CudaFunction>,
     /// Proving calls in flight on this device (between backend creation and drop).
     pub active: AtomicUsize,
+    /// The locks (the address of their `GpuLocks`) of the calls in flight
+    /// that named them (`Backend::under_locks`). Where every call in
+    /// flight names the same, their phase 2s run one at a time.
+    pub call_locks: std::sync::Mutex<Vec<usize>>,
     /// Calls in flight that have not finished phase 1 yet (the pre-stages
     /// the pool should be ready for, see `GpuCall::grow_stage_pool`).
     pub awaiting_stage: AtomicUsize,
@@ -89,6 +93,7 @@ impl Gpu {
             _module: module,
             funcs,
             active: AtomicUsize::new(0),
+            call_locks: Default::default(),
             awaiting_stage: AtomicUsize::new(0),
             host_registration: Default::default(),
             staging: Default::default(),

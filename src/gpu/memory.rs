@@ -130,11 +130,16 @@ impl DeviceMemory {
     /// that cache and the idle vectors, which serve only pre-stages;
     /// `compute_avail` what phase 2's pool may take; `reserve` the margin
     /// plus [`compute_peak_bytes`]; `returning` what the running phase 2
-    /// holds in the compute pool), and the reusable part of it. Queries
+    /// holds in the compute pool, for calls of the cache's shape; the caller
+    /// zeroes it where phase 2s may overlap), and the reusable part of it. Queries
     /// only (`cuMemGetInfo`, pool attributes): it waits for nothing. Vectors
     /// on the idle list of another length are freed back to the pre-stage
     /// pool on the way.
     pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<(Room, StageReuse)> {
+        // Read before the free memory and the caches: a buffer that the
+        // running phase 2 allocates between the reads is then counted in
+        // neither, rather than in both.
+        let in_use = self.compute_in_use();
         let (free, total) = self.available()?;
         // The compute pool's cache serves phase 2's allocations only, and it
         // stays mapped between calls over a resident key
@@ -145,18 +150,20 @@ impl DeviceMemory {
         // buffers may hold no block this call's fit in, and a call keeps it
         // past its phase 2 only where no other shape counted on its trim
         // ([`DeviceMemory::keep_compute_cache`]).
-        let (cached, counted) = {
+        // The same holds for what the running phase 2 gives back: a call of
+        // the owner shape keeps it as that shape's cache, others trim it.
+        let (cached, counted, mine) = {
             let mut owner = self.compute_owner.lock().unwrap_or_else(|p| p.into_inner());
             let cached = self.compute_cached();
-            let counted = match *owner {
+            let (counted, mine) = match *owner {
                 CacheOwner::None => {
                     *owner = CacheOwner::Shape { n, key: *key, kept: false, busy: false };
-                    cached.min(peak)
+                    (cached.min(peak), true)
                 }
-                CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, *key) => cached.min(peak),
-                CacheOwner::Shape { .. } => 0,
+                CacheOwner::Shape { n: on, key: ok, .. } if (on, ok) == (n, *key) => (cached.min(peak), true),
+                CacheOwner::Shape { .. } => (0, false),
             };
-            (cached, counted)
+            (cached, counted, mine)
         };
         let free = free.saturating_sub(cached - counted);
         let stage_cached = self.stage_cached();
@@ -167,12 +174,15 @@ impl DeviceMemory {
         let idle = self.idle_stage_bytes(4 * n);
         let reusable = (stage_cached + idle).min(need);
         let free_compute = free.saturating_sub(stage_cached);
+        let compute_avail = settings.effective_free(free_compute, total);
+        // As a `SUPRASEAL_C2_VRAM_LIMIT_MB` card sees it once given back.
+        let returning = if mine { settings.effective_free(free_compute + in_use, total).saturating_sub(compute_avail) } else { 0 };
         let room = Room {
             avail: settings.effective_free(free_compute + reusable, total),
-            compute_avail: settings.effective_free(free_compute, total),
+            compute_avail,
             one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
             reserve: settings.vram_margin + peak,
-            returning: self.compute_in_use(),
+            returning,
         };
         Ok((room, StageReuse { reusable, stage_cached, idle }))
     }

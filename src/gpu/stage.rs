@@ -433,10 +433,15 @@ impl GpuCall {
         let t = std::time::Instant::now();
         let room = exec.gpu.memory.room(n, &self.key_shape(), settings, need);
         self.step("info", t);
-        let (room, reuse) = match room {
+        let (mut room, reuse) = match room {
             Ok(r) => r,
             Err(e) => return Admission::Fallback(e.message),
         };
+        // What the running phase 2 gives back comes before this call's turn
+        // only where no other lock handle lets a phase 2 overlap it.
+        if !self.one_phase2_at_a_time() {
+            room.returning = 0;
+        }
         let reserve = room.reserve;
         let avail = room.avail - self.keep_key_resident(room);
         if !settings.prestage {

@@ -65,6 +65,7 @@ pub fn prove<B: Backend + ?Sized>(
         batch_add_beside: false,
     };
     let clock = backend.clock();
+    backend.under_locks(locks);
 
     // Phase 0: the first circuit's pins (the others are pinned one ahead
     // of the circuit computing, by the pinning thread below).
