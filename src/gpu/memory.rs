@@ -99,6 +99,47 @@ pub struct StageReuse {
     pub idle: usize,
 }
 
+/// What [`DeviceMemory::room`] reads from the driver and the pools, in bytes.
+#[derive(Clone, Copy, Debug)]
+struct Figures {
+    /// Free on the device plus every pool's cache; the device's total.
+    free: usize,
+    total: usize,
+    /// The compute pool's memory in use (the running phase 2's) and its
+    /// cache, of which `counted` counts for this call; `mine`: the cache's
+    /// owner is this call's shape (or none).
+    in_use: usize,
+    cached: usize,
+    counted: usize,
+    mine: bool,
+    /// The pre-stage pool's cache, and its idle vectors of this call's size.
+    stage_cached: usize,
+    idle: usize,
+}
+
+/// [`DeviceMemory::room`]'s arithmetic, for a call of domain `n` whose
+/// computing peak is `peak`, asking for `need` bytes of pre-stage vectors.
+fn room_from(f: Figures, n: usize, peak: usize, need: usize, settings: &Settings) -> (Room, StageReuse) {
+    let free = f.free.saturating_sub(f.cached - f.counted);
+    // Idle pre-stage vectors of this size and the pre-stage pool's cache
+    // can serve only pre-stages, not a computing call's phase 2 (compute
+    // pool): count at most `need` of them. (`free` counts the cache, not
+    // the idle vectors: the driver sees those as in use.)
+    let reusable = (f.stage_cached + f.idle).min(need);
+    let free_compute = free.saturating_sub(f.stage_cached);
+    let compute_avail = settings.effective_free(free_compute, f.total);
+    // As a `SUPRASEAL_C2_VRAM_LIMIT_MB` card sees it once given back.
+    let returning = if f.mine { settings.effective_free(free_compute + f.in_use, f.total).saturating_sub(compute_avail) } else { 0 };
+    let room = Room {
+        avail: settings.effective_free(free_compute + reusable, f.total),
+        compute_avail,
+        one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
+        reserve: settings.vram_margin + peak,
+        returning,
+    };
+    (room, StageReuse { reusable, stage_cached: f.stage_cached, idle: f.idle })
+}
+
 impl DeviceMemory {
     /// The pools of device `ordinal` on `ctx` (they live as long as the process).
     pub(super) fn new(ctx: Arc<CudaContext>, ordinal: usize) -> Result<DeviceMemory> {
@@ -165,26 +206,8 @@ impl DeviceMemory {
             };
             (cached, counted, mine)
         };
-        let free = free.saturating_sub(cached - counted);
-        let stage_cached = self.stage_cached();
-        // Idle pre-stage vectors of this size and the pre-stage pool's cache
-        // can serve only pre-stages, not a computing call's phase 2 (compute
-        // pool): count at most `need` of them. (`free` counts the cache, not
-        // the idle vectors: the driver sees those as in use.)
-        let idle = self.idle_stage_bytes(4 * n);
-        let reusable = (stage_cached + idle).min(need);
-        let free_compute = free.saturating_sub(stage_cached);
-        let compute_avail = settings.effective_free(free_compute, total);
-        // As a `SUPRASEAL_C2_VRAM_LIMIT_MB` card sees it once given back.
-        let returning = if mine { settings.effective_free(free_compute + in_use, total).saturating_sub(compute_avail) } else { 0 };
-        let room = Room {
-            avail: settings.effective_free(free_compute + reusable, total),
-            compute_avail,
-            one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
-            reserve: settings.vram_margin + peak,
-            returning,
-        };
-        Ok((room, StageReuse { reusable, stage_cached, idle }))
+        let figures = Figures { free, total, in_use, cached, counted, mine, stage_cached: self.stage_cached(), idle: self.idle_stage_bytes(4 * n) };
+        Ok(room_from(figures, n, peak, need, settings))
     }
 
     /// A stream-ordered allocation of `len` elements of `T` from the compute
@@ -471,5 +494,50 @@ impl DeviceMemory {
     pub fn trim_stage_pool(&self) -> Result<()> {
         // SAFETY: a valid pool of our device.
         unsafe { cudarc::driver::result::mem_pool::trim_to(self.stage_pool.0, 0) }.map_err(cuda_err("cuMemPoolTrimTo(pre-stage)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{room_from, Figures};
+    use crate::config::Settings;
+
+    const GB: usize = 1 << 30;
+    /// porep-32g: n = 2^27, peak 12 GiB.
+    const N: usize = 1 << 27;
+
+    fn figures(free: usize, in_use: usize) -> Figures {
+        Figures { free, total: 79 * GB, in_use, cached: 0, counted: 0, mine: true, stage_cached: 0, idle: 0 }
+    }
+
+    #[test]
+    fn the_running_phase_2s_memory_counts_as_returning_only_for_the_caches_shape() {
+        let s = Settings { vram_margin: GB / 2, vram_limit: None, ..Settings::default() };
+        // An 80 GB card: the key (44 GiB), one call computing (12 GiB), one pre-staged (12 GiB).
+        let (room, _) = room_from(figures(11 * GB, 12 * GB), N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning, room.reserve), (11 * GB, 12 * GB, 12 * GB + GB / 2));
+        // Another shape owns the compute cache: the running call keeps what it frees.
+        let (room, _) = room_from(Figures { mine: false, ..figures(11 * GB, 12 * GB) }, N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning), (11 * GB, 0));
+        // The cache beyond what counts is not free, whatever is returning.
+        let f = Figures { cached: 5 * GB, counted: 2 * GB, ..figures(11 * GB, GB) };
+        let (room, _) = room_from(f, N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning), (8 * GB, GB));
+    }
+
+    #[test]
+    fn returning_is_what_a_vram_limited_card_gets_back() {
+        // A 79 GiB card limited to 16 GiB.
+        let s = Settings { vram_margin: 0, vram_limit: Some(16 * GB), ..Settings::default() };
+        // 9 GiB in use, 4 GiB of it the running phase 2's: 7 GiB free now, 11 once given back.
+        let (room, _) = room_from(figures(70 * GB, 4 * GB), N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning), (7 * GB, 4 * GB));
+        // 21 GiB in use (another process's over the limit): nothing is free,
+        // and giving 4 GiB back leaves the card still over it.
+        let (room, _) = room_from(figures(58 * GB, 4 * GB), N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning), (0, 0));
+        // 18 GiB in use: 2 GiB over; 4 GiB back gives 2 GiB.
+        let (room, _) = room_from(figures(61 * GB, 4 * GB), N, 12 * GB, 12 * GB, &s);
+        assert_eq!((room.compute_avail, room.returning), (0, 2 * GB));
     }
 }
