@@ -177,10 +177,10 @@ impl DeviceMemory {
     /// on the idle list of another length are freed back to the pre-stage
     /// pool on the way.
     pub fn room(&self, n: usize, key: &KeyShape, settings: &Settings, need: usize) -> Result<(Room, StageReuse)> {
-        // Read before the free memory and the caches: a buffer that the
-        // running phase 2 allocates between the reads is then counted in
-        // neither, rather than in both.
-        let in_use = self.compute_in_use();
+        // Read before the free memory and the caches and again after them,
+        // the smaller kept: a buffer that the running phase 2 allocates or
+        // frees between the reads is counted once or not at all, never twice.
+        let in_use_before = self.compute_in_use();
         let (free, total) = self.available()?;
         // The compute pool's cache serves phase 2's allocations only, and it
         // stays mapped between calls over a resident key
@@ -206,6 +206,7 @@ impl DeviceMemory {
             };
             (cached, counted, mine)
         };
+        let in_use = in_use_before.min(self.compute_in_use());
         let figures = Figures { free, total, in_use, cached, counted, mine, stage_cached: self.stage_cached(), idle: self.idle_stage_bytes(4 * n) };
         Ok(room_from(figures, n, peak, need, settings))
     }

@@ -80,6 +80,9 @@ pub fn start(call: Call<'_>) -> Result<Pending> {
     } else {
         None
     };
+    // Declared after `locks`, so dropped first: a GPU call names its locks
+    // by address (`Backend::under_locks`) until its drop, while the caller's
+    // handle cannot be freed and its address taken by another.
     let backend = select(gpu_index.unwrap_or(0), settings)?;
     // The CPU backend is one device: every gpu_index shares its default
     // handle (and no handle table grows with a large index).

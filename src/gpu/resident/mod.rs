@@ -40,10 +40,12 @@ pub struct Room {
     pub one_circuit: usize,
     /// A computing call's peak plus the margin.
     pub reserve: usize,
-    /// Compute-pool bytes that a call's phase 2 holds now. Phase 2 runs one
-    /// call at a time per device (under the compute lock, as the reserve
-    /// assumes), so the running call gives them back before a waiting call's
-    /// phase 2 starts.
+    /// Compute-pool bytes that a call's phase 2 holds now, which the running
+    /// call gives back before a waiting call's phase 2 starts: counted only
+    /// where every call in flight on the device runs under the waiting
+    /// call's locks (one compute lock, so their phase 2s cannot overlap) and
+    /// the compute cache's shape is the waiting call's, as a
+    /// `SUPRASEAL_C2_VRAM_LIMIT_MB` card gets them back; else 0.
     pub returning: usize,
 }
 
