@@ -26,6 +26,8 @@ mkdir -p "$SUPRASEAL_C2_FIL_PARAMS"
 # the CPU: build them CPU-only (the kernel build, minutes per architecture,
 # is covered by the main build) unless NVCC is set for this script.
 export NVCC="${RUST_CALLERS_NVCC:-off}"
+# Their own target dirs, whatever the main build uses (each has its own Cargo.lock).
+unset CARGO_TARGET_DIR
 
 start=$SECONDS
 declare -a summary=()

@@ -462,6 +462,7 @@ impl DeviceMemory {
 
     /// How many times calls kept the compute pool's cache past their phase
     /// 2: (over a resident key, for the calls in flight).
+    #[cfg(any(test, feature = "tools"))]
     pub fn compute_keeps(&self) -> (u64, u64) {
         let [resident, busy] = &self.keeps;
         (resident.load(std::sync::atomic::Ordering::Relaxed), busy.load(std::sync::atomic::Ordering::Relaxed))
