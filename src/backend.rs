@@ -27,6 +27,11 @@ pub enum Admission<S> {
     /// the device and their uploads are issued (maybe still in flight; phase
     /// 2 waits on their events).
     Staged(Vec<S>),
+    /// No whole circuit fits: circuit 0's first `vectors` (1 or 2) of a, b,
+    /// c are allocated and their uploads issued, as `Staged`; phase 2
+    /// uploads the rest of it and every later circuit. Says why the whole
+    /// circuit did not fit.
+    Part { staged: S, vectors: usize, why: String },
     /// Nothing was allocated; phase 2 allocates and uploads. Says why.
     Fallback(String),
 }
@@ -273,8 +278,9 @@ pub trait Backend: Sync {
     /// mode): decides from measured free memory how many of the first
     /// circuits' a, b, c (those sorted or page-locked so far) fit on the
     /// device, and allocates them and issues their uploads (`Staged` holds
-    /// them in circuit order, at least one). Never waits for other streams;
-    /// any failure is a fallback.
+    /// them in circuit order, at least one; `Part` one or two vectors of
+    /// circuit 0 where no whole circuit fits). Never waits for other
+    /// streams; any failure is a fallback.
     fn prestage(&self, _lock: StageLock<'_>, _inputs: &[Abc<'_>], _n: usize) -> Admission<Self::Staged> {
         Admission::NotNeeded
     }

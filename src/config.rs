@@ -11,11 +11,12 @@
 //! | variable | values | default |
 //! |---|---|---|
 //! | `SUPRASEAL_C2_LOCKS` | `two` (memory lock, then compute lock) or `single` (one lock around phases 1–2) | `two` |
-//! | `SUPRASEAL_C2_PRESTAGE` | `on` or `off` (always the fallback path) | `on` |
+//! | `SUPRASEAL_C2_PRESTAGE` | `on` (whole circuits; where not even one fits, one or two of circuit 0's a, b, c), `whole` (whole circuits only) or `off` (always the fallback path) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_TAILS_AHEAD_MB` | tests: MiB that the tails' sets put on the device ahead over a streamed key may take together, in place of what the call's peak leaves beside its sums (`gpu::stage::tails_ahead_room`, zero at small shapes); read only in builds with the `tools` feature | unset |
+//! | `SUPRASEAL_C2_PRESTAGE_PART` | tests: `1` or `2`: phase 1 stages only that many of circuit 0's a, b, c (as where no whole circuit fits beside a computing call's peak) and phase 2 uploads the rest; read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
 //! | `SUPRASEAL_C2_NTT_RADIX` | `2`, `4` or `8`: the radix of the quotient's NTT passes (`gpu::tuning::NttTuning`: stages a thread runs in registers between two barriers) in place of the one `NttTuning::for_domain` chooses, for comparing them on a card; the proofs are the same | unset (radix 2) |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
@@ -60,8 +61,12 @@ pub enum FaultPhase {
 pub struct Settings {
     /// `SUPRASEAL_C2_LOCKS`.
     pub locks: LockMode,
-    /// `SUPRASEAL_C2_PRESTAGE`.
+    /// `SUPRASEAL_C2_PRESTAGE`: `on` or `whole` (true), `off` (false).
     pub prestage: bool,
+    /// `SUPRASEAL_C2_PRESTAGE=on`: where no whole circuit fits beside a
+    /// computing call's peak, phase 1 stages the first one or two of circuit
+    /// 0's vectors, and phase 2 uploads the rest (`whole`: none of them).
+    pub prestage_part: bool,
     /// `SUPRASEAL_C2_VRAM_MARGIN_MB`, in bytes.
     pub vram_margin: usize,
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, in bytes.
@@ -72,6 +77,8 @@ pub struct Settings {
     pub tails_ahead: Option<usize>,
     /// `SUPRASEAL_C2_SPLIT_ALWAYS` (read with the `tools` feature only).
     pub split_always: bool,
+    /// `SUPRASEAL_C2_PRESTAGE_PART`: 1 or 2 (read with the `tools` feature only).
+    pub prestage_part_forced: Option<usize>,
     /// `SUPRASEAL_C2_NTT_RADIX` as log2 of the radix, 1 ..= 3.
     pub ntt_radix_lg: Option<u32>,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
@@ -335,11 +342,13 @@ impl Default for Settings {
         Settings {
             locks: LockMode::Two,
             prestage: true,
+            prestage_part: true,
             vram_margin: 512 * MIB,
             vram_limit: None,
             fault: None,
             tails_ahead: None,
             split_always: false,
+            prestage_part_forced: None,
             ntt_radix_lg: None,
             g2_msm_on_device: false,
             g2_msm_auto: true,
@@ -380,10 +389,11 @@ impl Settings {
             Some("single") => LockMode::Single,
             Some(_) => return Err(refused("SUPRASEAL_C2_LOCKS", "two or single")),
         };
-        let prestage = match var("SUPRASEAL_C2_PRESTAGE").as_deref() {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE", "on or off")),
+        let (prestage, prestage_part) = match var("SUPRASEAL_C2_PRESTAGE").as_deref() {
+            None | Some("on") => (true, true),
+            Some("whole") => (true, false),
+            Some("off") => (false, false),
+            Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE", "on, whole or off")),
         };
         let (g2_msm_on_device, g2_msm_auto) = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
             None | Some("auto") => (false, true),
@@ -400,6 +410,12 @@ impl Settings {
         // The test-only switches, through `test_only`.
         let test_var = |name: &str| test_only(var(name), name);
         let split_always = one_or_zero("SUPRASEAL_C2_SPLIT_ALWAYS", test_var("SUPRASEAL_C2_SPLIT_ALWAYS"))?;
+        let prestage_part_forced = match test_var("SUPRASEAL_C2_PRESTAGE_PART").as_deref() {
+            None => None,
+            Some("1") => Some(1),
+            Some("2") => Some(2),
+            Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE_PART", "1 or 2")),
+        };
         let ntt_radix_lg = match var("SUPRASEAL_C2_NTT_RADIX").as_deref() {
             None => None,
             Some("2") => Some(1),
@@ -454,11 +470,13 @@ impl Settings {
         Ok(Settings {
             locks,
             prestage,
+            prestage_part,
             vram_margin: mib(&var, &refused, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
             vram_limit: mib(&var, &refused, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
             tails_ahead: mib(&test_var, &refused, "SUPRASEAL_C2_TAILS_AHEAD_MB")?,
             split_always,
+            prestage_part_forced,
             ntt_radix_lg,
             g2_msm_on_device,
             g2_msm_auto,
@@ -561,6 +579,12 @@ mod tests {
             (LockMode::Single, false, 0, Some(16 << 30), Some((3, FaultPhase::Phase2)), true, false, true)
         );
         assert!(!d.verify, "off by default");
+        assert!(d.prestage_part && !s.prestage_part, "part of circuit 0 with `on` only");
+        assert_eq!(d.prestage_part_forced, None);
+        assert_eq!(parse(&[("SUPRASEAL_C2_PRESTAGE_PART", " 2 ")]).unwrap().prestage_part_forced, Some(2));
+        assert!(parse(&[("SUPRASEAL_C2_PRESTAGE_PART", "3")]).unwrap_err().message.contains("SUPRASEAL_C2_PRESTAGE_PART"));
+        let whole = parse(&[("SUPRASEAL_C2_PRESTAGE", "Whole")]).unwrap();
+        assert!(whole.prestage && !whole.prestage_part);
         for (v, on) in [("on", true), (" ON ", true), ("0", false), ("off", false), ("", false)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_VERIFY", v)]).unwrap().verify, on, "SUPRASEAL_C2_VERIFY={v:?}");
         }

@@ -19,10 +19,11 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 10] = [
+const SWITCHES: [&str; 11] = [
     "SUPRASEAL_C2_LOCKS",
     "SUPRASEAL_C2_VERIFY",
     "SUPRASEAL_C2_PRESTAGE",
+    "SUPRASEAL_C2_PRESTAGE_PART",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
     "SUPRASEAL_C2_FAULT_ALLOC",
@@ -109,6 +110,9 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_TAILS_AHEAD_MB", "-1"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "yes"),
     ("SUPRASEAL_C2_SPLIT_ALWAYS", "2"),
+    ("SUPRASEAL_C2_PRESTAGE_PART", "3"),
+    ("SUPRASEAL_C2_PRESTAGE_PART", "0"),
+    ("SUPRASEAL_C2_PRESTAGE", "part"),
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),
@@ -192,6 +196,10 @@ fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
         vec![("SUPRASEAL_C2_LOCKS", "  Single\t")],
         vec![("SUPRASEAL_C2_PRESTAGE", " OFF ")],
         vec![("SUPRASEAL_C2_PRESTAGE", "On")],
+        vec![("SUPRASEAL_C2_PRESTAGE", " Whole")],
+        // Phase 2 uploads what phase 1 left of circuit 0.
+        vec![("SUPRASEAL_C2_PRESTAGE_PART", "1")],
+        vec![("SUPRASEAL_C2_PRESTAGE_PART", "2")],
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", "0")],
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", "17592186044415")], // 2^44 − 1 MiB: fits in bytes
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", " 512 ")],

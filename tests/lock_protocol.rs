@@ -64,6 +64,8 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         ("two locks", &[][..], true),
         ("single lock", &[("SUPRASEAL_C2_LOCKS", "single")][..], false),
         ("fallback", &[("SUPRASEAL_C2_PRESTAGE", "off")][..], true),
+        ("a of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "1")][..], true),
+        ("a, b of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "2")][..], true),
         ("key streamed", &[("SUPRASEAL_C2_KEY_RESIDENT", "off")][..], true),
         ("key streamed, compute cache kept for the calls in flight", &[("SUPRASEAL_C2_KEY_RESIDENT", "off"), ("SUPRASEAL_C2_COMPUTE_CACHE", "busy")][..], true),
     ] {
@@ -95,6 +97,14 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         let reports = pipeline::take_reports();
         pipeline::record_reports(false);
         assert_eq!(reports.len(), WORKERS * PROOFS, "{mode}: one report per call");
+        if let Some((_, v)) = vars.iter().find(|(k, _)| *k == "SUPRASEAL_C2_PRESTAGE_PART") {
+            let part = v.parse::<usize>().ok();
+            assert!(
+                reports.iter().all(|r| r.prestaged == Some(false) && r.prestaged_part == part),
+                "{mode}: every call staged part of circuit 0 in phase 1: {:?}",
+                reports.iter().map(|r| (r.prestaged, r.prestaged_part, r.reason.clone())).collect::<Vec<_>>()
+            );
+        }
         check_protocol(&reports, two);
         let h_arc = supraseal_c2::abi::handles::lock(handle.0).expect("a live lock handle");
     let h: &LockHandle = &h_arc;

@@ -90,10 +90,11 @@ impl Trace {
                 }
             }
             if let Some(k) = r.compute {
-                let path = match r.prestaged {
-                    Some(true) => "pre-staged",
-                    Some(false) => "fallback",
-                    None => "nothing to stage",
+                let path = match (r.prestaged, r.prestaged_part) {
+                    (Some(true), _) => "pre-staged",
+                    (Some(false), Some(_)) => "pre-staged in part",
+                    (Some(false), None) => "fallback",
+                    (None, _) => "nothing to stage",
                 };
                 self.slice(lane, "compute-lock wait", k.requested, k.acquired, json!({}));
                 self.slice(lane, "phase 2 (compute lock)", k.acquired, k.released, json!({"path": path, "backend": r.backend.as_str()}));

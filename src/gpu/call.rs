@@ -421,6 +421,8 @@ impl Backend for GpuCall {
     }
     fn prestage(&self, _lock: StageLock<'_>, inputs: &[Abc<'_>], n: usize) -> Admission<StagedAbc> {
         let admission = self.prestage_inputs(inputs, n);
+        // Whole circuits only: the compute cache's `busy` rule reads this as
+        // "the card admits a pre-stage beside a computing call's peak".
         if matches!(admission, Admission::Staged(_)) {
             self.prestaged.store(true, Ordering::SeqCst);
         }

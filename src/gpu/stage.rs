@@ -177,6 +177,21 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
     (others > 0 && target > have.max(own)).then_some(target)
 }
 
+/// How many of circuit 0's a, b, c (`vector` bytes each) phase 1 stages
+/// where the whole circuit does not fit beside the `reserve` (margin and a
+/// computing call's peak): as many as fit, at most two. `avail` counts
+/// `reusable` bytes of idle pre-stage vectors and the pre-stage pool's
+/// cache, which serve pre-stages only, so only `k` vectors' worth of them
+/// count for `k` vectors: the computing call's reserve must fit in the rest.
+/// On an 80 GB card with porep-32g's key resident, a call admitted while
+/// another computes finds ~10.4 GB beside the reserve: a and b (4.3 GB each).
+pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize) -> usize {
+    (1..=2)
+        .rev()
+        .find(|&k| k * vector + reserve <= avail.saturating_sub(reusable) + reusable.min(k * vector))
+        .unwrap_or(0)
+}
+
 /// How many of the next circuit's a, b, c (`vector` bytes each) phase 2
 /// stages beside the H-MSM it is about to run, its coefficients (one more
 /// `vector`) already on the device and `h_work` more bytes still to be
@@ -450,10 +465,27 @@ impl GpuCall {
         if pinned == 0 {
             return Admission::Fallback("host buffers not pinned (circuit 0)".into());
         }
+        if let Some(k) = settings.prestage_part_forced {
+            return match self.stage_first(0, &inputs[0], n, k) {
+                Ok(staged) => Admission::Part { staged, vectors: k, why: "SUPRASEAL_C2_PRESTAGE_PART (tests)".into() },
+                Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
+            };
+        }
         if one + reserve > avail {
-            return Admission::Fallback(format!(
-                "pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"
-            ));
+            let why = format!("pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free");
+            let vector = one / 3;
+            let k = if settings.prestage_part { part_vectors(avail, reserve, reuse.reusable, vector) } else { 0 };
+            if k == 0 {
+                return Admission::Fallback(why);
+            }
+            // New mappings (for this call and the calls waiting behind it)
+            // may take what is free beyond the reserve, reusable memory aside.
+            let new_room = avail.saturating_sub(reuse.reusable).saturating_sub(reserve);
+            self.grow_stage_pool(k, n, new_room, reuse.stage_cached, reuse.idle);
+            return match self.stage_first(0, &inputs[0], n, k) {
+                Ok(staged) => Admission::Part { staged, vectors: k, why },
+                Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
+            };
         }
         // As many stageable circuits as fit; phase 2 stages the rest ahead of
         // their turn where it can (`prefetch`), else uploads them itself.
@@ -464,7 +496,7 @@ impl GpuCall {
         self.grow_stage_pool(3 * k, n, new_room, reuse.stage_cached, reuse.idle);
         let mut staged = Vec::with_capacity(k);
         for (ci, abc) in inputs[..k].iter().enumerate() {
-            match self.stage_one(ci, abc, n) {
+            match self.stage_first(ci, abc, n, 3) {
                 Ok(s) => staged.push(s),
                 // Dropping `staged` hands its vectors back to the idle list.
                 Err(e) => return Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
@@ -536,7 +568,7 @@ impl GpuCall {
         let t = std::time::Instant::now();
         let staged = if k == 3 {
             drop(spare);
-            self.stage_one(ci, abc, n)
+            self.stage_first(ci, abc, n, 3)
         } else {
             self.stage_part(ci, abc, n, k, spare)
         };
@@ -621,10 +653,11 @@ impl GpuCall {
         let _ = write!(d, "{sep}{name} {:.1}", since.elapsed().as_secs_f64() * 1e3);
     }
 
-    /// Allocates circuit `ci`'s three vectors and writes their padding; a
-    /// circuit copied directly has its copies enqueued too, one copied
-    /// through the ring is left [`StagedAbc::unfilled`].
-    fn stage_one(&self, ci: usize, [a, b, c]: &Abc<'_>, n: usize) -> Result<StagedAbc> {
+    /// Allocates the first `k` of circuit `ci`'s three vectors (a, b, c in
+    /// that order; all three at `k` = 3) from the pre-stage pool and writes
+    /// their padding; a vector copied directly has its copy enqueued too,
+    /// one copied through the ring is left [`StagedAbc::unfilled`].
+    fn stage_first(&self, ci: usize, abc: &Abc<'_>, n: usize, k: usize) -> Result<StagedAbc> {
         let exec = &self.exec;
         let gpu = &exec.gpu;
         let direct = self.stageable(ci).1;
@@ -657,10 +690,13 @@ impl GpuCall {
             self.step(if direct { "copy" } else { "pad" }, t);
             Ok(d)
         };
-        Ok(StagedAbc {
-            v: [Some(one(a, direct[0], "pre-stage a")?), Some(one(b, direct[1], "pre-stage b")?), Some(one(c, direct[2], "pre-stage c")?)],
-            unfilled: direct.map(|d| !d),
-        })
+        let mut staged = StagedAbc { v: Default::default(), unfilled: [false; 3] };
+        for (i, what) in ["pre-stage a", "pre-stage b", "pre-stage c"].into_iter().enumerate().take(k) {
+            // Dropping `staged` on an error hands its vectors back.
+            staged.v[i] = Some(one(abc[i], direct[i], what)?);
+            staged.unfilled[i] = !direct[i];
+        }
+        Ok(staged)
     }
 
     /// The first `k` of circuit `ci`'s vectors staged ahead on the upload
@@ -702,7 +738,7 @@ impl GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{ahead_beside_streamed, ahead_vectors, growth_target, KeyShape, Room};
+    use super::{ahead_beside_streamed, ahead_vectors, growth_target, part_vectors, KeyShape, Room};
 
     /// The porep-32g key's shape (bases per query vector).
     const POREP_32G: KeyShape = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
@@ -825,6 +861,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Phase 1's part of circuit 0: at porep-32g on an 80 GB H100 with the
+    /// key resident, a call admitted while another computed found these
+    /// figures (BENCHMARKS.md, 48fafcf's W = 2 fallback reason): a and b fit.
+    #[test]
+    fn part_of_circuit_0_fits_beside_the_reserve_and_never_in_reusable_memory() {
+        let v = 32 << 27;
+        let (avail, reserve) = (23_811_260_416, 13_430_293_152);
+        assert_eq!(part_vectors(avail, reserve, 0, v), 2);
+        assert_eq!(part_vectors(reserve + v + v / 2, reserve, 0, v), 1);
+        assert_eq!(part_vectors(reserve + v - 1, reserve, 0, v), 0);
+        assert_eq!(part_vectors(reserve / 2, reserve, 0, v), 0, "short of the reserve itself");
+        assert_eq!(part_vectors(reserve + 10 * v, reserve, 0, v), 2, "at most two: three are a whole circuit");
+        // Idle vectors count only as the vectors they become.
+        assert_eq!(part_vectors(reserve + 5 * v / 2, reserve, 2 * v, v), 2);
+        assert_eq!(part_vectors(reserve + 5 * v / 2, reserve, 3 * v, v), 0, "the reserve would lie in an idle vector");
+        assert_eq!(part_vectors(reserve + 3 * v / 2, reserve, 3 * v, v), 0);
+        assert_eq!(part_vectors(v, reserve, 3 * v, v), 0, "reusable beyond avail (a VRAM limit)");
     }
 
     #[test]

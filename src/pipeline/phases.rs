@@ -51,6 +51,7 @@ pub fn prove<B: Backend + ?Sized>(
         domain: n,
         lock_mode: settings.locks,
         prestaged: None,
+        prestaged_part: None,
         reason: None,
         free_before: None,
         free_after: None,
@@ -292,6 +293,14 @@ fn locked_phases<B: Backend + ?Sized>(
             Admission::Staged(v) => {
                 report.prestaged = Some(true);
                 let mut v: Vec<_> = v.into_iter().map(Some).collect();
+                v.resize_with(inputs.len(), || None);
+                v
+            }
+            Admission::Part { staged, vectors, why } => {
+                report.prestaged = Some(false);
+                report.prestaged_part = Some(vectors);
+                report.reason = Some(format!("{vectors} of circuit 0's a, b, c pre-staged, the rest uploaded in phase 2: {why}"));
+                let mut v = vec![Some(staged)];
                 v.resize_with(inputs.len(), || None);
                 v
             }

@@ -24,8 +24,13 @@ pub struct CallReport {
     pub domain: usize,
     /// `SUPRASEAL_C2_LOCKS` in effect.
     pub lock_mode: LockMode,
-    /// `Some(true)` pre-staged, `Some(false)` fallback, `None` nothing to stage (CPU).
+    /// `Some(true)` pre-staged (whole circuits), `Some(false)` fallback
+    /// (circuit 0 wholly or partly uploaded in phase 2), `None` nothing to
+    /// stage (CPU).
     pub prestaged: Option<bool>,
+    /// On the fallback path, how many of circuit 0's a, b, c phase 1 staged
+    /// all the same (1 or 2, `SUPRASEAL_C2_PRESTAGE=on`; `None`: none).
+    pub prestaged_part: Option<usize>,
     /// Why the call fell back (or why pinning failed), if it did.
     pub reason: Option<String>,
     /// Free device memory in bytes: before the call asks for the memory lock
@@ -72,7 +77,11 @@ impl CallReport {
             circuits = self.circuits,
             domain = self.domain,
             locks = ?self.lock_mode,
-            prestage = self.prestaged.map(|ok| if ok { "ok" } else { "fallback" }),
+            prestage = self.prestaged.map(|ok| match (ok, self.prestaged_part) {
+                (true, _) => "ok",
+                (false, None) => "fallback",
+                (false, Some(_)) => "part",
+            }),
             reason = self.reason.as_deref(),
             free_before = self.free_before,
             free_after = self.free_after,

@@ -79,6 +79,9 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     let compute: Vec<Duration> = r.reports.iter().filter_map(|c| c.compute.map(|s| s.hold())).collect();
     let busy = compute.iter().sum::<Duration>().as_secs_f64() / r.wall.as_secs_f64();
     let staged = r.reports.iter().filter(|c| c.prestaged == Some(true)).count();
+    // Calls that staged one or two of circuit 0's a, b, c, the rest in turn.
+    let part = r.reports.iter().filter(|c| c.prestaged_part.is_some()).count();
+    let part = if part > 0 { format!(" (+{part} in part)") } else { String::new() };
     let mem_hold = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
     let mem_wait = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.wait())).collect());
     let cw = pct(r.reports.iter().filter_map(|c| c.compute.map(|s| s.wait())).collect());
@@ -91,7 +94,7 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
         proved as f64 / r.wall.as_secs_f64(),
         r.wall.as_secs_f64() * w as f64 / total.max(1) as f64,
         or_dash(format!("{:.0}%", busy * 100.0)),
-        or_dash(format!("{staged}/{}", r.reports.len())),
+        or_dash(format!("{staged}/{}{part}", r.reports.len())),
         or_dash(format!("{:.1}/{:.1}", mem_hold.0, mem_hold.1)),
         or_dash(format!("{:.1}/{:.1}", mem_wait.0, mem_wait.1)),
         or_dash(format!("{:.1}/{:.1}", cw.0, cw.1)),
