@@ -38,6 +38,9 @@ pub enum Mode {
     Two,
     /// Two locks, `SUPRASEAL_C2_PRESTAGE=off` (always the fallback path).
     Fallback,
+    /// Two locks, `SUPRASEAL_C2_PRESTAGE=whole` (whole circuits pre-staged
+    /// or none: no part of circuit 0 where a whole one does not fit).
+    TwoWhole,
     /// Two locks with `SUPRASEAL_C2_VRAM_LIMIT_MB=<MiB>`.
     TwoLimit(u64),
 }
@@ -49,11 +52,12 @@ impl std::str::FromStr for Mode {
             "single" => Ok(Mode::Single),
             "two" => Ok(Mode::Two),
             "fallback" => Ok(Mode::Fallback),
+            "two-whole" => Ok(Mode::TwoWhole),
             _ => s
                 .strip_prefix("two-limit=")
                 .and_then(|m| m.parse().ok())
                 .map(Mode::TwoLimit)
-                .ok_or_else(|| format!("{s:?}: expected single, two, fallback or two-limit=<MiB>")),
+                .ok_or_else(|| format!("{s:?}: expected single, two, two-whole, fallback or two-limit=<MiB>")),
         }
     }
 }
@@ -64,6 +68,7 @@ impl std::fmt::Display for Mode {
             Mode::Single => write!(f, "single"),
             Mode::Two => write!(f, "two"),
             Mode::Fallback => write!(f, "fallback"),
+            Mode::TwoWhole => write!(f, "two-whole"),
             Mode::TwoLimit(m) => write!(f, "two-limit={m}"),
         }
     }
@@ -80,6 +85,7 @@ impl Mode {
             Mode::Single => std::env::set_var("SUPRASEAL_C2_LOCKS", "single"),
             Mode::Two => {}
             Mode::Fallback => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "off"),
+            Mode::TwoWhole => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "whole"),
             Mode::TwoLimit(m) => std::env::set_var("SUPRASEAL_C2_VRAM_LIMIT_MB", m.to_string()),
         }
     }
@@ -157,7 +163,7 @@ pub struct BenchArgs {
     /// Partitions (one-circuit proving calls) per worker.
     #[arg(long, default_value_t = 4)]
     pub partitions: usize,
-    /// Modes (comma-separated): single, two, fallback, two-limit=<MiB>.
+    /// Modes (comma-separated): single, two, two-whole, fallback, two-limit=<MiB>.
     #[arg(long, value_delimiter = ',', default_value = "single,two")]
     pub modes: Vec<Mode>,
     /// Distinct witnesses per worker (cycled over its partitions; at most --partitions are made).

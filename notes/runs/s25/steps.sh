@@ -22,10 +22,10 @@
 #             porep-32g's), then streamed: W = 1, 2 one-circuit calls x 2 and one call of 10
 #             circuits, per SUPRASEAL_C2_KEY_RESIDENT in RKEYS (default "auto off"); prints the
 #             rows and each circuit's NTT and H-MSM times, and checks the proofs; needs /tmp/p32.params
-#   prestage  ours, the key resident, W = 2, 3 one-circuit calls x RPARTS (3), once per      ~80 s each
-#             SUPRASEAL_C2_PRESTAGE in RPRESTAGES (default "on whole"): part of circuit 0 staged in
-#             phase 1 where no whole circuit fits, against whole circuits or nothing; prints the rows,
-#             the phase-1 outcomes (prestage=ok|part|fallback) and NTT steps; needs /tmp/p32.params
+#   prestage  ours, the key resident, W = 2, 3 one-circuit calls x RPARTS (3), in the bench's   ~60 s each
+#             modes RMODES (default two,two-whole,two,two-whole: part of circuit 0 staged in phase 1
+#             where no whole circuit fits, against whole circuits or nothing) in one process; prints
+#             the rows, the phase-1 outcomes (prestage=ok|part|fallback) and NTT steps; needs /tmp/p32.params
 #   cache     ours, W = 2,3 one-circuit calls x 2 over a streamed key (SUPRASEAL_C2_KEY_RESIDENT=off),  ~70 s each
 #             SUPRASEAL_C2_COMPUTE_CACHE per run in CACHES (default "resident busy resident busy"):
 #             the compute pool trimmed after every call, then kept for the calls in flight; prints
@@ -186,23 +186,21 @@ for step in "$@"; do
     done
     ;;
   prestage)
-    # The key resident (auto), W = 2, 3 one-circuit calls x RPARTS, once per SUPRASEAL_C2_PRESTAGE in
-    # RPRESTAGES (default "on whole": phase 1 stages part of circuit 0 where no whole one fits, then
-    # whole circuits or nothing); prints the rows, the calls' phase-1 outcomes and NTT steps, and checks the proofs.
+    # The key resident (auto), W = 2, 3 one-circuit calls x RPARTS per mode; prints the rows, the
+    # calls' phase-1 outcomes and NTT steps, and checks the proofs.
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "prestage: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
     i=0
-    for pm in ${RPRESTAGES:-on whole}; do
-      i=$((i + 1)); R=$OUT/prestage-$pm-$i; mkdir -p $R
-      env OUT=$R WORKERS=${RWORKERS:-2,3} PARTITIONS=${RPARTS:-3} MODES=two KEEP=1 SKIP_UPSTREAM=1 \
-        OURS_ENV="$LOGS,supraseal_c2::pipeline::report=info SUPRASEAL_C2_PRESTAGE=$pm" timeout 250 ./run.sh porep-same-run > /dev/null 2>&1
-      echo "run.sh rc=$? (SUPRASEAL_C2_PRESTAGE=$pm)"
-      G=$R/gpu-run-porep-same-run.log
-      grep -o -E "resident key released.*" $G | head -2
-      grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 6
-      # Per call: its phase-1 outcome, compute-lock hold and NTT step (ms).
-      grep "proving call" $G | sed -E 's/.*prestage="?([a-z]+)"?.*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+).*/\1 hold \2 ntt \3/' | tr '\n' ';'; echo
-      same_proofs $R/proofs-porep-32g-ours.txt
-    done
+    # The bench's modes set SUPRASEAL_C2_PRESTAGE (two: on; two-whole: whole), in RMODES's order, in one process.
+    R=$OUT/prestage; mkdir -p $R
+    env OUT=$R WORKERS=${RWORKERS:-2,3} PARTITIONS=${RPARTS:-3} MODES=${RMODES:-two,two-whole,two,two-whole} KEEP=1 SKIP_UPSTREAM=1 \
+      OURS_ENV="$LOGS,supraseal_c2::pipeline::report=info" timeout ${RTIMEOUT:-400} ./run.sh porep-same-run > /dev/null 2>&1
+    echo "run.sh rc=$? (modes ${RMODES:-two,two-whole,two,two-whole})"
+    G=$R/gpu-run-porep-same-run.log
+    grep -o -E "resident key released.*" $G | head -2
+    grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 16
+    # Per call, in order: its phase-1 outcome, compute-lock hold and NTT step (ms).
+    grep "proving call" $G | sed -E 's/.*prestage="?([a-z]+)"?.*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+).*/\1 hold \2 ntt \3/' | tr '\n' ';'; echo
+    same_proofs $R/proofs-porep-32g-ours.txt
     ;;
   cache)
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "cache: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
