@@ -11,7 +11,7 @@
 //! | variable | values | default |
 //! |---|---|---|
 //! | `SUPRASEAL_C2_LOCKS` | `two` (memory lock, then compute lock) or `single` (one lock around phases 1–2) | `two` |
-//! | `SUPRASEAL_C2_PRESTAGE` | `on` (whole circuits; where not even one fits, one or two of circuit 0's a, b, c), `whole` (whole circuits only) or `off` (always the fallback path) | `on` |
+//! | `SUPRASEAL_C2_PRESTAGE` | phase 1: `on` (whole circuits; where not even one fits, one or two of circuit 0's a, b, c), `whole` (whole circuits only) or `off` (always the fallback path) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
