@@ -230,7 +230,7 @@ impl GpuCall {
     /// beside the margin; `true` where it cannot be read.
     fn unmapped_short_of(&self, bytes: usize) -> bool {
         let settings = &self.exec.settings;
-        self.exec.mem_info().map_or(true, |(free, total)| settings.effective_free(free, total) < bytes + settings.vram_margin)
+        self.exec.mem_info().map_or(true, |(free, total)| settings.effective_free(free, total) < bytes.saturating_add(settings.vram_margin))
     }
 }
 

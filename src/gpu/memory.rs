@@ -134,7 +134,8 @@ fn room_from(f: Figures, n: usize, peak: usize, need: usize, settings: &Settings
         avail: settings.effective_free(free_compute + reusable, f.total),
         compute_avail,
         one_circuit: 3 * n * std::mem::size_of::<blstrs::Scalar>(),
-        reserve: settings.vram_margin + peak,
+        // Saturating: a margin of up to 2^44 − 1 MiB parses.
+        reserve: settings.vram_margin.saturating_add(peak),
         returning,
     };
     (room, StageReuse { reusable, stage_cached: f.stage_cached, idle: f.idle })

@@ -177,6 +177,38 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
     (others > 0 && target > have.max(own)).then_some(target)
 }
 
+/// What phase 1 stages ([`GpuCall::admit`]'s decision, from its figures).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase1 {
+    /// The first `circuits` circuits, whole.
+    Whole { circuits: usize, new_room: usize },
+    /// The first `vectors` (1 or 2) of circuit 0's a, b, c.
+    Part { vectors: usize, new_room: usize },
+    /// Nothing.
+    Fallback,
+}
+
+/// Phase 1's decision for a call whose `pinned` ≥ 1 first circuits are
+/// stageable, `one` bytes of a, b, c each, given `avail` bytes (after a
+/// resident key's upload, counting `reusable` bytes of idle pre-stage
+/// vectors and the pre-stage pool's cache) and the `reserve` (margin and a
+/// computing call's peak): whole circuits where one fits beside the reserve,
+/// else (`part`: `SUPRASEAL_C2_PRESTAGE=on`) [`part_vectors`] of circuit 0,
+/// else nothing. `new_room` is what new pool mappings (for this call and
+/// the calls waiting behind it) may take: free memory beyond the reserve,
+/// the reusable memory the staged vectors take aside.
+pub fn phase1_plan(avail: usize, reserve: usize, reusable: usize, one: usize, pinned: usize, part: bool) -> Phase1 {
+    if one.saturating_add(reserve) <= avail {
+        let circuits = ((avail - reserve) / one).min(pinned);
+        return Phase1::Whole { circuits, new_room: avail - reserve - reusable.min(circuits * one) };
+    }
+    let vectors = if part { part_vectors(avail, reserve, reusable, one / 3) } else { 0 };
+    match vectors {
+        0 => Phase1::Fallback,
+        vectors => Phase1::Part { vectors, new_room: avail.saturating_sub(reusable).saturating_sub(reserve) },
+    }
+}
+
 /// How many of circuit 0's a, b, c (`vector` bytes each) phase 1 stages
 /// where the whole circuit does not fit beside the `reserve` (margin and a
 /// computing call's peak): as many as fit, at most two. `avail` counts
@@ -188,7 +220,7 @@ pub fn growth_target(others: usize, own: usize, have: usize, room: usize) -> Opt
 pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize) -> usize {
     (1..=2)
         .rev()
-        .find(|&k| k * vector + reserve <= avail.saturating_sub(reusable) + reusable.min(k * vector))
+        .find(|&k| (k * vector).saturating_add(reserve) <= avail.saturating_sub(reusable) + reusable.min(k * vector))
         .unwrap_or(0)
 }
 
@@ -205,7 +237,7 @@ pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize
 /// vector (the H-MSM step holds ~7.6 GB of a 13.4 GB peak with a shared
 /// bucket table, ~6.3 GB with one MSM per chunk).
 pub fn ahead_vectors(room: &Room, vector: usize, h_work: usize, margin: usize) -> usize {
-    if 3 * vector + room.reserve <= room.avail {
+    if (3 * vector).saturating_add(room.reserve) <= room.avail {
         return 3;
     }
     let peak = room.reserve.saturating_sub(margin);
@@ -471,29 +503,23 @@ impl GpuCall {
                 Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
             };
         }
-        if one + reserve > avail {
-            let why = format!("pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free");
-            let vector = one / 3;
-            let k = if settings.prestage_part { part_vectors(avail, reserve, reuse.reusable, vector) } else { 0 };
-            if k == 0 {
-                return Admission::Fallback(why);
+        let why = || format!("pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free");
+        let k = match phase1_plan(avail, reserve, reuse.reusable, one, pinned, settings.prestage_part) {
+            Phase1::Fallback => return Admission::Fallback(why()),
+            Phase1::Part { vectors, new_room } => {
+                self.grow_stage_pool(vectors, n, new_room, reuse.stage_cached, reuse.idle);
+                return match self.stage_first(0, &inputs[0], n, vectors) {
+                    Ok(staged) => Admission::Part { staged, vectors, why: why() },
+                    Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
+                };
             }
-            // New mappings (for this call and the calls waiting behind it)
-            // may take what is free beyond the reserve, reusable memory aside.
-            let new_room = avail.saturating_sub(reuse.reusable).saturating_sub(reserve);
-            self.grow_stage_pool(k, n, new_room, reuse.stage_cached, reuse.idle);
-            return match self.stage_first(0, &inputs[0], n, k) {
-                Ok(staged) => Admission::Part { staged, vectors: k, why },
-                Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
-            };
-        }
-        // As many stageable circuits as fit; phase 2 stages the rest ahead of
-        // their turn where it can (`prefetch`), else uploads them itself.
-        let k = ((avail - reserve) / one).min(pinned);
-        // Device memory that new pool mappings may take: what admission
-        // counted beyond the reserve, less the reusable memory it counted.
-        let new_room = avail - reserve - reuse.reusable.min(k * one);
-        self.grow_stage_pool(3 * k, n, new_room, reuse.stage_cached, reuse.idle);
+            // As many stageable circuits as fit; phase 2 stages the rest ahead
+            // of their turn where it can (`prefetch`), else uploads them itself.
+            Phase1::Whole { circuits, new_room } => {
+                self.grow_stage_pool(3 * circuits, n, new_room, reuse.stage_cached, reuse.idle);
+                circuits
+            }
+        };
         let mut staged = Vec::with_capacity(k);
         for (ci, abc) in inputs[..k].iter().enumerate() {
             match self.stage_first(ci, abc, n, 3) {
@@ -612,7 +638,7 @@ impl GpuCall {
         let t = std::time::Instant::now();
         let mut got = idle_vectors;
         while got < target {
-            // SAFETY: handed out by `take_idle_stage` only to `stage_one`,
+            // SAFETY: handed out by `take_idle_stage` only to `stage_first`,
             // which writes every word before any read.
             match unsafe { exec.gpu.memory.stage_alloc(&self.upload, 4 * n, "pre-stage pool growth") } {
                 Ok(d) => exec.gpu.memory.keep_idle_stage(d),
@@ -738,7 +764,7 @@ impl GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{ahead_beside_streamed, ahead_vectors, growth_target, part_vectors, KeyShape, Room};
+    use super::{ahead_beside_streamed, ahead_vectors, growth_target, part_vectors, phase1_plan, KeyShape, Phase1, Room};
 
     /// The porep-32g key's shape (bases per query vector).
     const POREP_32G: KeyShape = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
@@ -880,6 +906,37 @@ mod tests {
         assert_eq!(part_vectors(reserve + 5 * v / 2, reserve, 3 * v, v), 0, "the reserve would lie in an idle vector");
         assert_eq!(part_vectors(reserve + 3 * v / 2, reserve, 3 * v, v), 0);
         assert_eq!(part_vectors(v, reserve, 3 * v, v), 0, "reusable beyond avail (a VRAM limit)");
+        // The boundaries: exactly k vectors beside the reserve.
+        assert_eq!(part_vectors(reserve + 2 * v, reserve, 0, v), 2);
+        assert_eq!(part_vectors(reserve + 2 * v - 1, reserve, 0, v), 1);
+        assert_eq!(part_vectors(reserve + v, reserve, 0, v), 1);
+        assert_eq!(part_vectors(reserve + 2 * v, reserve, v, v), 2, "one idle vector becomes one of the two");
+        assert_eq!(part_vectors(reserve + 2 * v, reserve, 3 * v, v), 0, "outside the idle vectors the reserve falls short");
+        assert_eq!(part_vectors(1 << 40, usize::MAX, 0, v), 0, "a reserve that fills the address space");
+    }
+
+    /// Phase 1's decision: whole circuits, else part of circuit 0 (only with
+    /// `SUPRASEAL_C2_PRESTAGE=on`), else nothing, and the pool growth it allows.
+    #[test]
+    fn phase_1_stages_whole_circuits_else_part_of_circuit_0_else_nothing() {
+        let v = 32 << 27;
+        let one = 3 * v;
+        let (avail, reserve) = (23_811_260_416, 13_430_293_152);
+        // porep-32g on an 80 GB H100, key resident, one call computing.
+        assert_eq!(phase1_plan(avail, reserve, 0, one, 1, true), Phase1::Part { vectors: 2, new_room: avail - reserve });
+        assert_eq!(phase1_plan(avail, reserve, 0, one, 1, false), Phase1::Fallback, "SUPRASEAL_C2_PRESTAGE=whole");
+        // Idle vectors: only as many as are staged count; the growth excludes them.
+        assert_eq!(phase1_plan(avail, reserve, 2 * v, one, 1, true), Phase1::Part { vectors: 2, new_room: avail - 2 * v - reserve });
+        assert_eq!(phase1_plan(avail, reserve, 3 * v, one, 1, true), Phase1::Fallback, "the reserve would lie in an idle vector");
+        assert_eq!(phase1_plan(reserve + 2 * v, reserve, 3 * v, one, 1, true), Phase1::Fallback);
+        // Whole circuits, as many as fit and are pinned.
+        assert_eq!(phase1_plan(reserve + one, reserve, 0, one, 10, true), Phase1::Whole { circuits: 1, new_room: one });
+        assert_eq!(phase1_plan(reserve + one - 1, reserve, 0, one, 10, true), Phase1::Part { vectors: 2, new_room: one - 1 });
+        assert_eq!(phase1_plan(reserve + 5 * one / 2, reserve, one, one, 10, true), Phase1::Whole { circuits: 2, new_room: 3 * one / 2 });
+        assert_eq!(phase1_plan(reserve + 5 * one, reserve, 0, one, 3, true), Phase1::Whole { circuits: 3, new_room: 5 * one });
+        // A 16 GiB card: nothing beside the reserve; and a margin that overflows.
+        assert_eq!(phase1_plan(16 << 30, reserve, 0, one, 1, true), Phase1::Fallback);
+        assert_eq!(phase1_plan(avail, usize::MAX, 0, one, 1, true), Phase1::Fallback);
     }
 
     #[test]

@@ -134,8 +134,11 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
             r.reports.len()
         ));
     }
-    for c in r.reports.iter().filter(|c| c.prestaged == Some(false)).take(1) {
+    for c in r.reports.iter().filter(|c| c.prestaged == Some(false) && c.prestaged_part.is_none()).take(1) {
         details.push(format!("  fallback reason ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("not recorded")));
+    }
+    for c in r.reports.iter().filter(|c| c.prestaged_part.is_some()).take(1) {
+        details.push(format!("  part of circuit 0 pre-staged ({mode}, W={w}): {}", c.reason.as_deref().unwrap_or("not recorded")));
     }
     r.failures.is_empty() && r.unverified == 0 && (!ours || r.reports.len() == r.calls.len())
 }

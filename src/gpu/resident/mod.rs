@@ -76,14 +76,15 @@ pub fn decide(current: Option<(bool, usize, usize)>, room: Room, key_bytes: usiz
     // partition at porep-32g on the H200 against 0.25 s for a circuit's a,
     // b, c uploaded in the call's turn), and that one pre-stage is what
     // puts a 47 GB key on an 80 GB card.
-    let stage = if one_circuit + reserve <= avail { one_circuit } else { 0 };
-    let room_for = |free: usize| key_bytes > 0 && free >= key_bytes + reserve + stage;
+    // Saturating: a margin of up to 2^44 − 1 MiB parses.
+    let stage = if one_circuit.saturating_add(reserve) <= avail { one_circuit } else { 0 };
+    let room_for = |free: usize| key_bytes > 0 && free >= key_bytes.saturating_add(reserve).saturating_add(stage);
     match current {
         // Not even a computing call's peak fits, with what the running phase 2
         // gives back by this call's turn: any copy gives its room. (Without
         // that count a third call in flight, beside a computing one and a
         // pre-staged one, would release a porep-32g key on an 80 GB card.)
-        Some(_) if reserve > compute_avail + returning => Decision::Release,
+        Some(_) if reserve > compute_avail.saturating_add(returning) => Decision::Release,
         Some((true, _, _)) => Decision::Keep,
         Some((false, bytes, idle)) if idle >= IDLE_CALLS && enabled && room_for(compute_avail + bytes) => Decision::Release,
         Some(_) => Decision::Stream,
