@@ -497,14 +497,15 @@ impl GpuCall {
         if pinned == 0 {
             return Admission::Fallback("host buffers not pinned (circuit 0)".into());
         }
-        if let Some(k) = settings.prestage_part_forced {
-            return match self.stage_first(0, &inputs[0], n, k) {
-                Ok(staged) => Admission::Part { staged, vectors: k, why: "SUPRASEAL_C2_PRESTAGE_PART (tests)".into() },
-                Err(e) => Admission::Fallback(format!("pre-stage allocation failed: {}", e.message)),
-            };
-        }
-        let why = || format!("pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free");
-        let k = match phase1_plan(avail, reserve, reuse.reusable, one, pinned, settings.prestage_part) {
+        // The tests' switch takes the part path whatever the room (its pool
+        // growth for waiting calls limited to what the pool holds).
+        let forced = settings.prestage_part_forced.map(|vectors| Phase1::Part { vectors, new_room: 0 });
+        let why = || match forced {
+            Some(_) => "SUPRASEAL_C2_PRESTAGE_PART (tests)".to_string(),
+            None => format!("pre-stage needs {one} B + {reserve} B reserve (margin + a computing call's peak) but {avail} B are free"),
+        };
+        let plan = forced.unwrap_or_else(|| phase1_plan(avail, reserve, reuse.reusable, one, pinned, settings.prestage_part));
+        let k = match plan {
             Phase1::Fallback => return Admission::Fallback(why()),
             Phase1::Part { vectors, new_room } => {
                 self.grow_stage_pool(vectors, n, new_room, reuse.stage_cached, reuse.idle);
