@@ -6,7 +6,8 @@
 //! every call and `off` and `auto` never do. On a GPU (where there is one),
 //! with the key streamed (`SUPRASEAL_C2_KEY_RESIDENT=off`) and 1 MiB chunks,
 //! a 2^18 domain is large enough for the H step and the batch additions to
-//! fit the call's peak together, so `auto` and `on` run them beside there.
+//! fit the call's peak together, so `auto` and `on` run them beside there;
+//! with the key resident only `on` does (the H-MSM in one piece beside them).
 
 mod common;
 use common::bytes;
@@ -68,6 +69,11 @@ fn batch_additions_beside_the_last_h_msm_give_the_same_proofs() {
         let gpu = [("SUPRASEAL_C2_BACKEND", "gpu"), ("SUPRASEAL_C2_KEY_RESIDENT", "off"), ("SUPRASEAL_C2_GPU_CHUNK_MB", "1")];
         check(18, &gpu, |mode| mode != "off");
         eprintln!("GPU: the batch additions ran beside the last H-MSM with auto and on, the same proofs as off");
+        // The key resident (from the first call on): only `on` runs them
+        // beside, the H-MSM in one piece.
+        let resident = [("SUPRASEAL_C2_BACKEND", "gpu"), ("SUPRASEAL_C2_KEY_RESIDENT", "auto"), ("SUPRASEAL_C2_GPU_CHUNK_MB", "1")];
+        check(18, &resident, |mode| mode == "on");
+        eprintln!("GPU, key resident: the batch additions ran beside the last H-MSM with on, the same proofs as off and auto");
     } else {
         eprintln!("GPU half skipped: no usable GPU");
     }

@@ -46,11 +46,13 @@ pub struct GpuCall {
     /// step until staging ahead reuses it for the next circuit's a, or the
     /// H-MSM starts without it ([`GpuCall::stage_part`]).
     pub(super) spare: Mutex<Option<ScalarBuf>>,
-    /// Set while batch additions run beside the last H-MSM
-    /// ([`Backend::beside_h_msm`]): that H-MSM then keeps to its chunked
-    /// bytes even over a resident key (which may have come since), as the
-    /// byte rule counted it.
-    h_msm_chunked: AtomicBool,
+    /// Device bytes the last H-MSM may take while batch additions run
+    /// beside it ([`Backend::beside_h_msm`]), as the byte rule counted
+    /// them: its chunked bytes where the key streamed at the decision (even
+    /// over a key that became resident since), or
+    /// [`super::stage::beside_resident_h_msm_cap`] over a resident one;
+    /// `usize::MAX` while none run beside.
+    h_msm_beside: AtomicUsize,
     /// Device bytes the next H-MSM may take at most, where staging ahead
     /// left it no more ([`GpuCall::prefetch_inputs`]: the next circuit's
     /// vectors before a ramp's larger chunks); `usize::MAX` where it set no
@@ -95,7 +97,7 @@ impl GpuCall {
             awaiting: AtomicBool::new(true),
             key: OnceLock::new(),
             spare: Mutex::new(None),
-            h_msm_chunked: AtomicBool::new(false),
+            h_msm_beside: AtomicUsize::new(usize::MAX),
             h_msm_cap: AtomicUsize::new(usize::MAX),
             domain: OnceLock::new(),
             prestaged: AtomicBool::new(false),
@@ -466,14 +468,16 @@ impl Backend for GpuCall {
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();
         let chunk = self.exec.settings.gpu_chunk;
-        let budget = if self.h_msm_chunked.load(Ordering::SeqCst) { msm::msm_chunked_bytes::<msm::G1>(bases.len(), chunk) } else { msm::h_msm_budget(bases.len(), chunk) };
-        let budget = budget.min(self.h_msm_cap.load(Ordering::SeqCst));
+        let budget = msm::h_msm_budget(bases.len(), chunk).min(self.h_msm_beside.load(Ordering::SeqCst)).min(self.h_msm_cap.load(Ordering::SeqCst));
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, budget))
     }
     /// A second stream where the H-MSM's step and the batch additions fit
-    /// together within the call's peak
-    /// ([`super::stage::beside_h_msm_bytes`]). Never under fault injection,
-    /// whose count of allocations must not depend on two threads' order.
+    /// together within the call's peak: over a streamed key with the H-MSM
+    /// in chunks ([`super::stage::beside_h_msm_bytes`]), over a resident
+    /// one (`on` only) with the H-MSM in one piece
+    /// ([`super::stage::beside_resident_h_msm_cap`]). Never under fault
+    /// injection, whose count of allocations must not depend on two
+    /// threads' order.
     fn beside_h_msm(&self, _lock: &ComputeGuard<'_>, n: usize, circuits: usize, mode: crate::config::Beside) -> Option<Exec> {
         use crate::config::Beside;
         let s = &self.exec.settings;
@@ -481,17 +485,27 @@ impl Backend for GpuCall {
         if mode == Beside::Off || (resident && mode != Beside::On) || s.fault.is_some() {
             return None;
         }
-        let (together, peak) = super::stage::beside_h_msm_bytes(n, &self.key_shape(), s, circuits);
-        if together > peak {
-            tracing::debug!(together, peak, "batch additions after the H-MSM: beside it they would exceed the call's peak");
-            return None;
-        }
+        let key = self.key_shape();
+        let cap = if resident {
+            let Some(cap) = super::stage::beside_resident_h_msm_cap(n, &key, s, circuits) else {
+                tracing::debug!("batch additions after the H-MSM: beside it the resident key's H-MSM would not keep its one piece within the call's peak");
+                return None;
+            };
+            cap
+        } else {
+            let (together, peak) = super::stage::beside_h_msm_bytes(n, &key, s, circuits);
+            if together > peak {
+                tracing::debug!(together, peak, "batch additions after the H-MSM: beside it they would exceed the call's peak");
+                return None;
+            }
+            msm::msm_chunked_bytes::<msm::G1>(key.h, s.gpu_chunk)
+        };
         let side = Exec::new(self.exec.gpu.clone(), *s).map_err(|e| tracing::debug!(error = %e.message, "no second stream: the batch additions run after the H-MSM")).ok()?;
-        self.h_msm_chunked.store(true, Ordering::SeqCst);
+        self.h_msm_beside.store(cap, Ordering::SeqCst);
         Some(side)
     }
     fn end_beside(&self, side: Exec) {
-        self.h_msm_chunked.store(false, Ordering::SeqCst);
+        self.h_msm_beside.store(usize::MAX, Ordering::SeqCst);
         // Its work ended with downloads, unless it failed part-way: then
         // kernels and frees may still be queued.
         if let Err(e) = side.stream.synchronize() {

@@ -127,17 +127,43 @@ pub fn tails_ahead_room(n: usize, key: &KeyShape, settings: &crate::config::Sett
 /// reserved: the quotient's c and its scratch are freed by then, and at
 /// porep-32g its a, b, c are the peak.
 pub fn beside_h_msm_bytes(n: usize, key: &KeyShape, settings: &crate::config::Settings, circuits: usize) -> (usize, usize) {
+    use super::msm::{msm_chunked_bytes, G1};
+    let h_step = 32 * n + msm_chunked_bytes::<G1>(key.h, settings.gpu_chunk).max(32 * n);
+    (h_step + largest_batch_add_bytes(key, settings, circuits), compute_peak_bytes(n, key, settings))
+}
+
+/// The largest of the batch additions of `circuits` over `key` (L, A′, B′
+/// in G1 and B′ in G2), with their chunk buffers (a streamed key's).
+fn largest_batch_add_bytes(key: &KeyShape, settings: &crate::config::Settings, circuits: usize) -> usize {
     use super::batch_add::batch_add_bytes;
-    use super::msm::{msm_chunked_bytes, G1, G2};
+    use super::msm::{G1, G2};
     let chunk = settings.gpu_chunk;
-    let h_step = 32 * n + msm_chunked_bytes::<G1>(key.h, chunk).max(32 * n);
-    let batch = [key.l, key.a, key.b_g1]
+    [key.l, key.a, key.b_g1]
         .into_iter()
         .map(|m| batch_add_bytes::<G1>(m, circuits, chunk))
         .chain([batch_add_bytes::<G2>(key.b_g2, circuits, chunk)])
         .max()
-        .unwrap_or(0);
-    (h_step + batch, compute_peak_bytes(n, key, settings))
+        .unwrap_or(0)
+}
+
+/// Over a resident key, the device bytes the last H-MSM may take while the
+/// batch additions of `circuits` run beside it
+/// ([`crate::backend::Backend::beside_h_msm`] with
+/// `SUPRASEAL_C2_BATCH_ADD_BESIDE=on`): the call's peak less the
+/// coefficients (32·n) and the largest batch addition as if the key
+/// streamed (chunk buffers and a pass's scratch), so that the sum stays
+/// within what admission reserved also where the key is released between
+/// this decision and the H-MSM. `None` where that leaves less than the
+/// H-MSM's one-piece bytes over the resident key
+/// ([`super::msm::h_msm_resident_bytes`]): beside a smaller H-MSM the
+/// batch additions would cost more than they hide, or where the quotient's
+/// b (freed when the H-MSM starts) does not fit beside them.
+/// At porep-32g (one circuit or ten): 6.95 GB against the one piece's 4.09 GB.
+pub fn beside_resident_h_msm_cap(n: usize, key: &KeyShape, settings: &crate::config::Settings, circuits: usize) -> Option<usize> {
+    let peak = compute_peak_bytes(n, key, settings);
+    let batch = largest_batch_add_bytes(key, settings, circuits);
+    let cap = peak.checked_sub(32 * n)?.checked_sub(batch)?;
+    (cap >= 32 * n && cap >= super::msm::h_msm_resident_bytes(key.h, settings.gpu_chunk)).then_some(cap)
 }
 
 /// Phase 0, once per key (later calls return at once; concurrent first calls
@@ -790,6 +816,33 @@ mod tests {
                 let (together, peak) = beside_h_msm_bytes(1 << 18, &sha, &s, 3);
                 assert_eq!(together <= peak, chunk == 1 << 20, "SHA-256 2^18, chunk {chunk}: {together} against {peak}");
             }
+        }
+    }
+
+    /// Over porep-32g's resident key (any chunk size, one circuit or ten)
+    /// the last H-MSM keeps its one piece with the batch additions beside
+    /// it, and the H step, the batch additions as over a streamed key and
+    /// the quotient's b before the H-MSM stay within the call's peak. At
+    /// 2^18 (SHA-256, three circuits) they fit with 1 MiB chunks
+    /// (tests/batch_add_beside.rs runs it on a GPU) and with the default's
+    /// (the sums' step is the peak there); with 16 MiB chunks the batch
+    /// additions' buffers leave the H-MSM no room.
+    #[test]
+    fn batch_additions_fit_beside_a_resident_h_msm() {
+        use super::super::msm::h_msm_resident_bytes;
+        use super::{beside_resident_h_msm_cap, compute_peak_bytes, largest_batch_add_bytes};
+        for chunk in [1 << 20, 16 << 20, crate::config::GPU_CHUNK_DEFAULT] {
+            let s = crate::config::Settings { g2_msm_on_device: true, gpu_chunk: chunk, ..Default::default() };
+            for circuits in [1, 10] {
+                let n = 1 << 27;
+                let cap = beside_resident_h_msm_cap(n, &POREP_32G, &s, circuits).unwrap_or_else(|| panic!("porep-32g, chunk {chunk}, {circuits} circuits"));
+                assert!(cap >= h_msm_resident_bytes(POREP_32G.h, chunk), "chunk {chunk}: {cap}");
+                let peak = compute_peak_bytes(n, &POREP_32G, &s);
+                assert!(32 * n + cap.max(32 * n) + largest_batch_add_bytes(&POREP_32G, &s, circuits) <= peak, "chunk {chunk}, {circuits} circuits");
+            }
+            let sha = KeyShape { h: 262_143, l: 239_427, a: 239_430, b_g1: 61_327, b_g2: 61_327 };
+            let cap = beside_resident_h_msm_cap(1 << 18, &sha, &s, 3);
+            assert_eq!(cap.is_some(), chunk != 16 << 20, "SHA-256 2^18, chunk {chunk}: {cap:?}");
         }
     }
 

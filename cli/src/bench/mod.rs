@@ -41,6 +41,9 @@ pub enum Mode {
     /// Two locks, `SUPRASEAL_C2_PRESTAGE=whole` (whole circuits pre-staged
     /// or none: no part of circuit 0 where a whole one does not fit).
     TwoWhole,
+    /// Two locks, `SUPRASEAL_C2_BATCH_ADD_BESIDE=on` (the batch additions
+    /// beside the last H-MSM also over a resident key).
+    TwoBeside,
     /// Two locks with `SUPRASEAL_C2_VRAM_LIMIT_MB=<MiB>`.
     TwoLimit(u64),
 }
@@ -53,11 +56,12 @@ impl std::str::FromStr for Mode {
             "two" => Ok(Mode::Two),
             "fallback" => Ok(Mode::Fallback),
             "two-whole" => Ok(Mode::TwoWhole),
+            "two-beside" => Ok(Mode::TwoBeside),
             _ => s
                 .strip_prefix("two-limit=")
                 .and_then(|m| m.parse().ok())
                 .map(Mode::TwoLimit)
-                .ok_or_else(|| format!("{s:?}: expected single, two, two-whole, fallback or two-limit=<MiB>")),
+                .ok_or_else(|| format!("{s:?}: expected single, two, two-whole, two-beside, fallback or two-limit=<MiB>")),
         }
     }
 }
@@ -69,6 +73,7 @@ impl std::fmt::Display for Mode {
             Mode::Two => write!(f, "two"),
             Mode::Fallback => write!(f, "fallback"),
             Mode::TwoWhole => write!(f, "two-whole"),
+            Mode::TwoBeside => write!(f, "two-beside"),
             Mode::TwoLimit(m) => write!(f, "two-limit={m}"),
         }
     }
@@ -78,7 +83,7 @@ impl Mode {
     /// Sets the library's switches for this mode. Only called between runs,
     /// while no proving call is in flight (the library reads them per call).
     fn apply(&self) {
-        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_VRAM_LIMIT_MB"] {
+        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_VRAM_LIMIT_MB", "SUPRASEAL_C2_BATCH_ADD_BESIDE"] {
             std::env::remove_var(k);
         }
         match self {
@@ -86,6 +91,7 @@ impl Mode {
             Mode::Two => {}
             Mode::Fallback => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "off"),
             Mode::TwoWhole => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "whole"),
+            Mode::TwoBeside => std::env::set_var("SUPRASEAL_C2_BATCH_ADD_BESIDE", "on"),
             Mode::TwoLimit(m) => std::env::set_var("SUPRASEAL_C2_VRAM_LIMIT_MB", m.to_string()),
         }
     }
@@ -163,7 +169,7 @@ pub struct BenchArgs {
     /// Partitions (one-circuit proving calls) per worker.
     #[arg(long, default_value_t = 4)]
     pub partitions: usize,
-    /// Modes (comma-separated): single, two, two-whole, fallback, two-limit=<MiB>.
+    /// Modes (comma-separated): single, two, two-whole, two-beside, fallback, two-limit=<MiB>.
     #[arg(long, value_delimiter = ',', default_value = "single,two")]
     pub modes: Vec<Mode>,
     /// Distinct witnesses per worker (cycled over its partitions; at most --partitions are made).
