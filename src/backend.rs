@@ -285,6 +285,27 @@ pub trait Backend: Sync {
         Admission::NotNeeded
     }
 
+    /// While a busy compute lock is waited for (`lock`: the memory lock,
+    /// taken again), after phase 1 staged less than circuit 0's a, b, c
+    /// (`staged`: what it staged, `None` after a fallback): stages more of
+    /// them where the room allows now, allocating them and issuing any
+    /// direct upload (copies through a staging ring are left to
+    /// [`Backend::fill`], which the caller runs once the memory lock is
+    /// released). Returns how many vectors it added (0: none fit now), or
+    /// `None` where trying again cannot add any (circuit 0 is whole, the
+    /// switches say no, its host buffers are not stageable). Default: `None`.
+    fn restage(&self, _lock: StageLock<'_>, _abc: Abc<'_>, _n: usize, _staged: &mut Option<Self::Staged>) -> Option<usize> {
+        None
+    }
+
+    /// A count that moves whenever this backend's device gives memory back
+    /// that an admission could use (a call's quotient consumed its inputs,
+    /// its phase 2 ended): a call waiting for a busy compute lock admits
+    /// again only after it moved ([`Backend::restage`]). Default: 0.
+    fn memory_events(&self) -> u64 {
+        0
+    }
+
     /// Where phase 1's time went, step by step (e.g. "info 0.1 alloc a
     /// 0.0 copy a 0.2 … ms"), for the per-call report. Default: nothing.
     fn stage_detail(&self) -> Option<String> {

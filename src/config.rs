@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | `SUPRASEAL_C2_LOCKS` | `two` (memory lock, then compute lock) or `single` (one lock around phases 1–2) | `two` |
 //! | `SUPRASEAL_C2_PRESTAGE` | phase 1: `on` (whole circuits; where not even one fits, one or two of circuit 0's a, b, c), `whole` (whole circuits only) or `off` (always the fallback path) | `on` |
+//! | `SUPRASEAL_C2_PRESTAGE_RETRY` | `on` (a call whose phase 1 staged less than circuit 0's a, b, c waits for a busy compute lock taking the memory lock again after each change of the device's memory, such as another call's phase 2 ending, and stages more where the room allows by then) or `off` (it uploads the rest in its turn) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
@@ -67,6 +68,11 @@ pub struct Settings {
     /// computing call's peak, phase 1 stages the first one or two of circuit
     /// 0's vectors, and phase 2 uploads the rest (`whole`: none of them).
     pub prestage_part: bool,
+    /// `SUPRASEAL_C2_PRESTAGE_RETRY=on`: a call whose phase 1 left circuit
+    /// 0 short stages more of it while it waits for a busy compute lock,
+    /// where the room allows once the device's memory changed (the rule of
+    /// `prestage_part`: whole circuit only under `whole`).
+    pub prestage_retry: bool,
     /// `SUPRASEAL_C2_VRAM_MARGIN_MB`, in bytes.
     pub vram_margin: usize,
     /// `SUPRASEAL_C2_VRAM_LIMIT_MB`, in bytes.
@@ -343,6 +349,7 @@ impl Default for Settings {
             locks: LockMode::Two,
             prestage: true,
             prestage_part: true,
+            prestage_retry: true,
             vram_margin: 512 * MIB,
             vram_limit: None,
             fault: None,
@@ -394,6 +401,11 @@ impl Settings {
             Some("whole") => (true, false),
             Some("off") => (false, false),
             Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE", "on, whole or off")),
+        };
+        let prestage_retry = match var("SUPRASEAL_C2_PRESTAGE_RETRY").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(_) => return Err(refused("SUPRASEAL_C2_PRESTAGE_RETRY", "on or off")),
         };
         let (g2_msm_on_device, g2_msm_auto) = match var("SUPRASEAL_C2_G2_MSM").as_deref() {
             None | Some("auto") => (false, true),
@@ -471,6 +483,7 @@ impl Settings {
             locks,
             prestage,
             prestage_part,
+            prestage_retry,
             vram_margin: mib(&var, &refused, "SUPRASEAL_C2_VRAM_MARGIN_MB")?.unwrap_or(512 * MIB),
             vram_limit: mib(&var, &refused, "SUPRASEAL_C2_VRAM_LIMIT_MB")?,
             fault,
@@ -585,6 +598,7 @@ mod tests {
         assert!(parse(&[("SUPRASEAL_C2_PRESTAGE_PART", "3")]).unwrap_err().message.contains("SUPRASEAL_C2_PRESTAGE_PART"));
         let whole = parse(&[("SUPRASEAL_C2_PRESTAGE", "Whole")]).unwrap();
         assert!(whole.prestage && !whole.prestage_part);
+        assert!(d.prestage_retry && !parse(&[("SUPRASEAL_C2_PRESTAGE_RETRY", " Off ")]).unwrap().prestage_retry);
         for (v, on) in [("on", true), (" ON ", true), ("0", false), ("off", false), ("", false)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_VERIFY", v)]).unwrap().verify, on, "SUPRASEAL_C2_VERIFY={v:?}");
         }
@@ -689,6 +703,7 @@ mod tests {
         for (k, v) in [
             ("SUPRASEAL_C2_LOCKS", "three"),
             ("SUPRASEAL_C2_PRESTAGE", "maybe"),
+            ("SUPRASEAL_C2_PRESTAGE_RETRY", "1"),
             ("SUPRASEAL_C2_VRAM_MARGIN_MB", "-1"),
             ("SUPRASEAL_C2_VRAM_LIMIT_MB", "16G"),
             ("SUPRASEAL_C2_FAULT_ALLOC", "0@phase1"),

@@ -61,8 +61,8 @@ impl GpuLocks {
     /// flight on this device, if the backend has any), then takes the memory
     /// lock. The gate is held with the lock and released with it.
     pub fn memory<'a>(&'a self, gate: Option<&'a RegistrationGate>) -> MemoryGuard<'a> {
-        let gate = gate.map(RegistrationGate::admission);
-        MemoryGuard { held: Held::take(&self.mem), compute: &self.compute, _gate: gate }
+        let admission = gate.map(RegistrationGate::admission);
+        MemoryGuard { held: Held::take(&self.mem), locks: self, gate, _admission: admission }
     }
 
     /// Phases 1 and 2 in single-lock mode: the compute lock only.
@@ -84,9 +84,16 @@ impl GpuLocks {
 /// The memory lock, held (phase 1). Consumed by [`MemoryGuard::into_compute`].
 pub struct MemoryGuard<'a> {
     held: Held<'a>,
-    compute: &'a Mutex<()>,
-    _gate: Option<RwLockReadGuard<'a, ()>>,
+    locks: &'a GpuLocks,
+    gate: Option<&'a RegistrationGate>,
+    _admission: Option<RwLockReadGuard<'a, ()>>,
 }
+
+/// How often a call that waits for a busy compute lock while it may still
+/// stage more ([`MemoryGuard::into_compute_restaging`]) looks again: short
+/// beside a porep-32g hold (~1.5 s), and each look is an atomic read unless
+/// the device's memory changed.
+pub const RESTAGE_POLL: Duration = Duration::from_millis(2);
 
 impl<'a> MemoryGuard<'a> {
     /// Ends phase 1: releases the memory lock and the registration gate, then
@@ -103,16 +110,68 @@ impl<'a> MemoryGuard<'a> {
     /// the call waits for its own host work (another call may take it
     /// meanwhile), and a busy one is waited for beside that work.
     pub fn into_compute_after(self, ready: impl FnOnce()) -> (Span, ComputeGuard<'a>) {
-        let compute = self.compute;
+        let compute = &self.locks.compute;
         self.into_compute_ordered(|| compute.try_lock().is_ok(), ready)
+    }
+
+    /// [`MemoryGuard::into_compute_after`] for a call whose phase 1 staged
+    /// less than it needs: where the compute lock is busy, `ready` runs at
+    /// once, then every [`RESTAGE_POLL`] the call takes the compute lock if
+    /// it is free, else calls `restage` with a way to take the memory lock
+    /// (and the registration gate) again, for another admission and its
+    /// allocations under it and host copies after it. Once `restage`
+    /// returns false (nothing more to stage), the call waits for the compute
+    /// lock as any other. Neither lock is held while `restage` runs, and the
+    /// memory guard it takes is gone before the compute lock is asked for
+    /// (its lifetime ends with the call of `restage`), so the protocol's
+    /// order holds: memory, then compute, never both.
+    pub fn into_compute_restaging(self, ready: impl FnOnce(), mut restage: impl FnMut(&dyn Fn() -> MemoryGuard<'a>) -> bool) -> (Span, ComputeGuard<'a>) {
+        let (locks, gate) = (self.locks, self.gate);
+        let compute = &locks.compute;
+        let span = self.release();
+        if let Ok(guard) = compute.try_lock() {
+            // Free: as into_compute_after, the call's own host work first,
+            // the lock not held idle meanwhile.
+            drop(guard);
+            ready();
+            return (span, ComputeGuard(Held::take(compute)));
+        }
+        let requested = Instant::now();
+        ready();
+        let retake = || locks.memory(gate);
+        loop {
+            let guard = match compute.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if restage(&retake) {
+                        std::thread::sleep(RESTAGE_POLL);
+                        continue;
+                    }
+                    let Held { _guard, acquired, .. } = Held::take(compute);
+                    return (span, ComputeGuard(Held { _guard, waited: acquired - requested, acquired }));
+                }
+            };
+            let acquired = Instant::now();
+            return (span, ComputeGuard(Held { _guard: guard, waited: acquired - requested, acquired }));
+        }
+    }
+
+    /// Ends a hold without going on to the compute lock (an admission made
+    /// again while a busy compute lock is waited for): releases the memory
+    /// lock and the gate, and returns the span.
+    pub fn release(self) -> Span {
+        let MemoryGuard { held, _admission, .. } = self;
+        let span = held.release();
+        drop(_admission);
+        span
     }
 
     /// Releases the memory lock and the gate, then runs `ready` before
     /// taking the compute lock if `first()` says so, else after.
     fn into_compute_ordered(self, first: impl FnOnce() -> bool, ready: impl FnOnce()) -> (Span, ComputeGuard<'a>) {
-        let MemoryGuard { held, compute, _gate } = self;
-        let span = held.release();
-        drop(_gate);
+        let compute = &self.locks.compute;
+        let span = self.release();
         if first() {
             ready();
             (span, ComputeGuard(Held::take(compute)))
@@ -266,6 +325,47 @@ mod tests {
         assert_eq!(seen, Some((true, false)), "the memory lock released, the compute lock held during the work");
         drop(compute);
         assert!(locks.mem_is_free() && locks.compute_is_free());
+    }
+
+    /// While another call computes, a call that may stage more polls: it
+    /// holds neither lock between looks, takes the memory lock (and the
+    /// gate) again only through `restage`, never beside the compute lock;
+    /// once `restage` says there is nothing more, it waits for the compute
+    /// lock as any other, and its wait counts from the first look.
+    #[test]
+    fn a_waiting_call_restages_under_the_memory_lock_only() {
+        let locks = GpuLocks::default();
+        let gate = RegistrationGate::default();
+        let (_, computing) = locks.memory(None).into_compute();
+        let t0 = Instant::now();
+        std::thread::scope(|scope| {
+            let (locks, gate) = (&locks, &gate);
+            let waiter = scope.spawn(move || {
+                let mut looks = Vec::new();
+                let (mem_span, compute) = locks.memory(Some(gate)).into_compute_restaging(
+                    || assert!(locks.mem_is_free() && gate.0.try_write().is_ok(), "ready runs with neither the lock nor the gate held"),
+                    |retake| {
+                        assert!(locks.mem_is_free(), "no memory lock held between looks");
+                        let m = retake();
+                        looks.push((locks.mem_is_free(), gate.0.try_write().is_err(), locks.compute_is_free()));
+                        m.release();
+                        // Three looks, then nothing more to stage.
+                        looks.len() < 3
+                    },
+                );
+                (mem_span, compute.release(), looks)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            drop(computing);
+            let (mem_span, compute_span, looks) = waiter.join().unwrap();
+            assert_eq!(looks, vec![(false, true, false); 3], "each look under the memory lock and the gate, the compute lock busy");
+            assert!(mem_span.released <= compute_span.requested, "memory, then compute");
+            assert!(compute_span.acquired >= t0 + Duration::from_millis(100) && compute_span.wait() >= Duration::from_millis(90), "{compute_span:?}");
+        });
+        assert!(locks.mem_is_free() && locks.compute_is_free());
+        // A free compute lock: no look at all.
+        let (_, compute) = locks.memory(None).into_compute_restaging(|| {}, |_| panic!("looked while the compute lock was free"));
+        drop(compute);
     }
 
     #[test]

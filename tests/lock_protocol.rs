@@ -64,8 +64,9 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         ("two locks", &[][..], true),
         ("single lock", &[("SUPRASEAL_C2_LOCKS", "single")][..], false),
         ("fallback", &[("SUPRASEAL_C2_PRESTAGE", "off")][..], true),
-        ("a of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "1")][..], true),
-        ("a, b of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "2")][..], true),
+        ("a of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "1"), ("SUPRASEAL_C2_PRESTAGE_RETRY", "off")][..], true),
+        ("a, b of circuit 0 pre-staged", &[("SUPRASEAL_C2_PRESTAGE_PART", "2"), ("SUPRASEAL_C2_PRESTAGE_RETRY", "off")][..], true),
+        ("a of circuit 0 pre-staged, the rest while waiting", &[("SUPRASEAL_C2_PRESTAGE_PART", "1")][..], true),
         ("key streamed", &[("SUPRASEAL_C2_KEY_RESIDENT", "off")][..], true),
         ("key streamed, compute cache kept for the calls in flight", &[("SUPRASEAL_C2_KEY_RESIDENT", "off"), ("SUPRASEAL_C2_COMPUTE_CACHE", "busy")][..], true),
     ] {
@@ -120,11 +121,15 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
             }
         }
         eprintln!(
-            "{mode}: {} calls, backend {}, pre-staged {}",
+            "{mode}: {} calls, backend {}, pre-staged {}, more of circuit 0 staged while waiting {}",
             reports.len(),
             reports[0].backend,
-            reports.iter().filter(|r| r.prestaged == Some(true)).count()
+            reports.iter().filter(|r| r.prestaged == Some(true)).count(),
+            reports.iter().filter(|r| r.restaged.is_some()).count()
         );
+        if vars.iter().any(|(k, _)| *k == "SUPRASEAL_C2_PRESTAGE_RETRY") {
+            assert!(reports.iter().all(|r| r.restaged.is_none()), "{mode}: a call staged more with the retry off");
+        }
         // Over a streamed key, whatever the calls in flight kept, the
         // device's last call gives the compute pool's cache back. How often
         // they kept it is printed (the keep bound is the peak rounded up to
@@ -137,6 +142,61 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
         }
     }
     switches(&[]);
+}
+
+/// A call whose phase 1 staged part of circuit 0 (`SUPRASEAL_C2_PRESTAGE_PART=1`)
+/// and finds its compute lock busy (held here) stages the rest once the
+/// device's memory changes: another call's phase 2 ending, under a handle
+/// of its own. Its proof verifies and equals the proof of the same witness,
+/// r and s made with the retry off (a uploaded in phase 1, b and c in its
+/// turn). GPU only: the CPU backend stages nothing.
+#[test]
+fn a_call_waiting_for_the_compute_lock_stages_the_rest_of_circuit_0() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
+        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
+        return;
+    }
+    let keys = common::keys(Kind::Mimc, 12);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 12, 2, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, 4);
+    let (waiting, other) = (Handle(unsafe { ffi::create_gpu_mutex() }), Handle(unsafe { ffi::create_gpu_mutex() }));
+    let prove = |i: usize, handle: &Handle| ffi::prove(&srs, std::slice::from_ref(&batch[i].0), &rs[2 * i..2 * i + 1], &rs[2 * i + 1..2 * i + 2], handle.0, 0);
+    switches(&[("SUPRASEAL_C2_PRESTAGE_PART", "1")]);
+    pipeline::record_reports(true);
+    let h_arc = supraseal_c2::abi::handles::lock(waiting.0).expect("a live lock handle");
+    let held = h_arc.locks.compute_only();
+    let (proof, reports) = std::thread::scope(|scope| {
+        let call = scope.spawn(|| prove(0, &waiting));
+        // The call admits (a staged), then waits for the lock held here.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // A memory event: a call under another handle computes and ends.
+        let p = prove(1, &other).expect("the other call");
+        assert!(ffi::verify(&keys.vk, &p[0], &batch[1].1), "the other call's proof");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let before = pipeline::take_reports();
+        drop(held);
+        let proof = call.join().unwrap().expect("the waiting call");
+        (proof, [before, pipeline::take_reports()].concat())
+    });
+    assert!(ffi::verify(&keys.vk, &proof[0], &batch[0].1), "the waiting call's proof");
+    let mine = reports.iter().find(|r| r.compute.is_some_and(|c| c.wait() >= std::time::Duration::from_secs(2))).expect("the waiting call's report");
+    assert_eq!((mine.prestaged, mine.prestaged_part, mine.restaged), (Some(false), Some(1), Some(2)), "{mine:?}");
+    let other_report = reports.iter().find(|r| r.compute.is_some_and(|c| c.wait() < std::time::Duration::from_secs(2))).expect("the other call's report");
+    assert_eq!(other_report.restaged, None, "the other call found its lock free");
+    switches(&[("SUPRASEAL_C2_PRESTAGE_PART", "1"), ("SUPRASEAL_C2_PRESTAGE_RETRY", "off")]);
+    let again = prove(0, &waiting).expect("the same proof with the retry off");
+    let r = pipeline::take_reports();
+    pipeline::record_reports(false);
+    switches(&[]);
+    assert_eq!(r[0].restaged, None);
+    assert_eq!(bytes(&proof[0]), bytes(&again[0]), "other bytes for the same witness, r, s");
+    for h in [waiting, other] {
+        unsafe { ffi::destroy_gpu_mutex(h.0) };
+    }
+    eprintln!("a call staged b and c of circuit 0 while it waited: {:?}", mine.stage_detail);
 }
 
 /// Free VRAM of GPU 0, or `None` without a GPU backend. Read without

@@ -430,6 +430,12 @@ impl Backend for GpuCall {
         }
         admission
     }
+    fn restage(&self, _lock: StageLock<'_>, abc: Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<usize> {
+        self.restage_first(&abc, n, staged)
+    }
+    fn memory_events(&self) -> u64 {
+        self.exec.gpu.memory_events.load(Ordering::SeqCst)
+    }
     fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
         let t = Instant::now();
         let bytes = self.fill_ring(&abc, staged)?;
@@ -467,6 +473,9 @@ impl Backend for GpuCall {
         between();
         // Not reused by staging ahead: freed before the H-MSM allocates.
         self.drop_spare();
+        // The quotient's c and b are given back (freed, or idle pre-stage
+        // vectors): a call waiting for this lock may stage now.
+        self.exec.gpu.memory_events.fetch_add(1, Ordering::SeqCst);
         let chunk = self.exec.settings.gpu_chunk;
         let budget = msm::h_msm_budget(bases.len(), chunk).min(self.h_msm_beside.load(Ordering::SeqCst)).min(self.h_msm_cap.load(Ordering::SeqCst));
         self.clock.time(Step::HMsm, || msm::msm_device_scalars::<crate::curve::G1>(&self.exec, bases, &mut coeffs, budget))
@@ -551,6 +560,7 @@ impl Backend for GpuCall {
             key_on_device = self.key_on_device(),
             "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
         );
+        gpu.memory_events.fetch_add(1, Ordering::SeqCst);
         trimmed
     }
     fn unpin(&self) {

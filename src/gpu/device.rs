@@ -51,6 +51,10 @@ pub struct Gpu {
     /// Calls in flight that have not finished phase 1 yet (the pre-stages
     /// the pool should be ready for, see `GpuCall::grow_stage_pool`).
     pub awaiting_stage: AtomicUsize,
+    /// Moves whenever a call gives device memory back that an admission
+    /// could use: its quotient consumed its inputs, its H-MSM freed the
+    /// quotient's b, its phase 2 ended (`Backend::memory_events`).
+    pub memory_events: std::sync::atomic::AtomicU64,
     /// Held exclusively around each `cuMemHostRegister`/`Unregister` of a
     /// call's a/b/c (phases 0 and 3) and shared by phase 1 from before the
     /// memory lock until after it: those driver calls hold a driver-wide lock
@@ -95,6 +99,7 @@ impl Gpu {
             active: AtomicUsize::new(0),
             call_locks: Default::default(),
             awaiting_stage: AtomicUsize::new(0),
+            memory_events: Default::default(),
             host_registration: Default::default(),
             staging: Default::default(),
             memory,

@@ -250,6 +250,25 @@ pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize
         .unwrap_or(0)
 }
 
+/// How many more of circuit 0's a, b, c (`vector` bytes each) a call that
+/// has `have` of them staged stages while it waits for a busy compute lock
+/// ([`GpuCall::restage_first`]), from phase 1's figures taken again:
+/// `avail` (counting `reusable` bytes of idle pre-stage vectors and the
+/// pool's cache, of which only `k` vectors' worth count for `k` vectors, as
+/// in [`part_vectors`]) against the `reserve`. The rest of the circuit where
+/// it fits; else, with `part` (`SUPRASEAL_C2_PRESTAGE=on`), as many as fit;
+/// else none. On an 80 GB card with porep-32g's key resident, a third call
+/// that fell back (one call computing, one pre-staged) finds the whole
+/// circuit's room once the computing call's phase 2 ends.
+pub fn restage_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize, have: usize, part: bool) -> usize {
+    let fits = |k: usize| (k * vector).saturating_add(reserve) <= avail.saturating_sub(reusable) + reusable.min(k * vector);
+    let missing = 3usize.saturating_sub(have);
+    match (1..=missing).rev().find(|&k| fits(k)) {
+        Some(k) if part || k == missing => k,
+        _ => 0,
+    }
+}
+
 /// How many of the next circuit's a, b, c (`vector` bytes each) phase 2
 /// stages beside the H-MSM it is about to run, its coefficients (one more
 /// `vector`) already on the device and `h_work` more bytes still to be
@@ -711,6 +730,65 @@ impl GpuCall {
     /// their padding; a vector copied directly has its copy enqueued too,
     /// one copied through the ring is left [`StagedAbc::unfilled`].
     fn stage_first(&self, ci: usize, abc: &Abc<'_>, n: usize, k: usize) -> Result<StagedAbc> {
+        let mut staged = StagedAbc { v: Default::default(), unfilled: [false; 3] };
+        // Dropping `staged` on an error hands its vectors back.
+        self.stage_vectors(ci, abc, n, &mut staged, k)?;
+        Ok(staged)
+    }
+
+    /// [`Backend::restage`](crate::backend::Backend::restage): while this
+    /// call waits for a busy compute lock (the memory lock taken again),
+    /// stages as many more of circuit 0's a, b, c as [`restage_vectors`]
+    /// allows in the room now, from the pre-stage pool as phase 1 does.
+    /// `None` where trying again cannot add any: circuit 0 whole, pre-staging
+    /// or its retry off, fault injection on, host buffers not stageable, or an allocation that
+    /// failed (the vectors it added are handed back; the circuit keeps what
+    /// phase 1 staged and uploads the rest in its turn).
+    pub(super) fn restage_first(&self, abc: &Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<usize> {
+        let exec = &self.exec;
+        let settings = &exec.settings;
+        let have = staged.as_ref().map_or(0, StagedAbc::staged);
+        // Not under fault injection, whose count of phase-1 allocations must
+        // not depend on when another call's phase 2 ends.
+        if !settings.prestage || !settings.prestage_retry || settings.fault.is_some() || have >= 3 || !self.stageable(0).0 {
+            return None;
+        }
+        let vector = n * std::mem::size_of::<Scalar>();
+        let t = std::time::Instant::now();
+        let (room, reuse) = match exec.gpu.memory.room(n, &self.key_shape(), settings, (3 - have) * vector) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(error = %e.message, "no room figures: circuit 0 not staged further while waiting");
+                return Some(0);
+            }
+        };
+        let k = restage_vectors(room.avail, room.reserve, reuse.reusable, vector, have, settings.prestage_part);
+        if k == 0 {
+            return Some(0);
+        }
+        let s = staged.get_or_insert_with(|| StagedAbc { v: Default::default(), unfilled: [false; 3] });
+        match self.stage_vectors(0, abc, n, s, have + k) {
+            Ok(()) => {
+                self.step(&format!("{k} more of circuit 0 staged while waiting for the compute lock"), t);
+                Some(k)
+            }
+            Err(e) => {
+                tracing::debug!(error = %e.message, "staging more of circuit 0 while waiting failed: the rest uploads in its turn");
+                for v in &mut s.v[have..] {
+                    drop(v.take());
+                }
+                if have == 0 {
+                    *staged = None;
+                }
+                None
+            }
+        }
+    }
+
+    /// Allocates the vectors of circuit `ci` among its first `upto` (a, b, c
+    /// in that order) that `staged` lacks, as [`GpuCall::stage_first`]
+    /// does.
+    fn stage_vectors(&self, ci: usize, abc: &Abc<'_>, n: usize, staged: &mut StagedAbc, upto: usize) -> Result<()> {
         let exec = &self.exec;
         let gpu = &exec.gpu;
         let direct = self.stageable(ci).1;
@@ -743,13 +821,13 @@ impl GpuCall {
             self.step(if direct { "copy" } else { "pad" }, t);
             Ok(d)
         };
-        let mut staged = StagedAbc { v: Default::default(), unfilled: [false; 3] };
-        for (i, what) in ["pre-stage a", "pre-stage b", "pre-stage c"].into_iter().enumerate().take(k) {
-            // Dropping `staged` on an error hands its vectors back.
-            staged.v[i] = Some(one(abc[i], direct[i], what)?);
-            staged.unfilled[i] = !direct[i];
+        for (i, what) in ["pre-stage a", "pre-stage b", "pre-stage c"].into_iter().enumerate().take(upto) {
+            if staged.v[i].is_none() {
+                staged.v[i] = Some(one(abc[i], direct[i], what)?);
+                staged.unfilled[i] = !direct[i];
+            }
         }
-        Ok(staged)
+        Ok(())
     }
 
     /// The first `k` of circuit `ci`'s vectors staged ahead on the upload
@@ -791,7 +869,7 @@ impl GpuCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{ahead_beside_streamed, ahead_vectors, growth_target, part_vectors, phase1_plan, KeyShape, Phase1, Room};
+    use super::{ahead_beside_streamed, ahead_vectors, growth_target, part_vectors, phase1_plan, restage_vectors, KeyShape, Phase1, Room};
 
     /// The porep-32g key's shape (bases per query vector).
     const POREP_32G: KeyShape = KeyShape { h: 134_217_727, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
@@ -817,6 +895,34 @@ mod tests {
                 assert_eq!(together <= peak, chunk == 1 << 20, "SHA-256 2^18, chunk {chunk}: {together} against {peak}");
             }
         }
+    }
+
+    /// A call waiting for a busy compute lock stages the rest of circuit 0
+    /// where it fits beside the reserve, else (`on`) as many as fit, never
+    /// in the reusable memory the reserve would need, never past three.
+    /// The figures of a third call on an 80 GB card with porep-32g's key
+    /// resident (H100, session 38's W = 3 run): 15.2 GB free at its
+    /// admission, ~28.1 GB once the computing call's phase 2 has ended.
+    #[test]
+    fn circuit_0_is_staged_further_while_waiting_where_the_room_allows() {
+        const GB: usize = 1_000_000_000;
+        let (vector, reserve) = (4_294_967_296, 13_430_293_152);
+        assert_eq!(restage_vectors(15_221_325_824, reserve, 0, vector, 0, true), 0, "at its admission");
+        assert_eq!(restage_vectors(28_100_000_000, reserve, 0, vector, 0, true), 3, "after the computing call");
+        assert_eq!(restage_vectors(23_800_000_000, reserve, 0, vector, 0, true), 2);
+        assert_eq!(restage_vectors(23_800_000_000, reserve, 0, vector, 0, false), 0, "whole: all three or none");
+        assert_eq!(restage_vectors(28_100_000_000, reserve, 0, vector, 0, false), 3);
+        assert_eq!(restage_vectors(23_800_000_000, reserve, 0, vector, 2, true), 1, "the rest after a part");
+        assert_eq!(restage_vectors(23_800_000_000, reserve, 0, vector, 2, false), 1, "the rest is the whole circuit");
+        assert_eq!(restage_vectors(100 * GB, reserve, 0, vector, 3, true), 0, "nothing past three");
+        // Reusable memory counts only as the vectors it becomes: 3 idle
+        // vectors in 20 GB leave 7.1 GB for a 13.4 GB reserve.
+        assert_eq!(restage_vectors(20 * GB, reserve, 3 * vector, vector, 0, true), 0);
+        assert_eq!(restage_vectors(20 * GB + reserve, reserve, 3 * vector, vector, 0, true), 3);
+        // Edges: exactly enough, a byte short, sums that would overflow.
+        assert_eq!(restage_vectors(3 * vector + reserve, reserve, 0, vector, 0, true), 3);
+        assert_eq!(restage_vectors(3 * vector + reserve - 1, reserve, 0, vector, 0, true), 2);
+        assert_eq!(restage_vectors(usize::MAX - 1, usize::MAX, 0, vector, 0, true), 0);
     }
 
     /// Over porep-32g's resident key (any chunk size, one circuit or ten)

@@ -52,6 +52,7 @@ pub fn prove<B: Backend + ?Sized>(
         lock_mode: settings.locks,
         prestaged: None,
         prestaged_part: None,
+        restaged: None,
         reason: None,
         free_before: None,
         free_after: None,
@@ -316,18 +317,59 @@ fn locked_phases<B: Backend + ?Sized>(
             let mem = locks.memory(backend.registration_gate());
             let admission = stage(mem.stage_lock(), report);
             let mut staged = by_circuit(admission, report);
+            // Circuit 0 short (a fallback, or part of it): while the compute
+            // lock is busy, the call admits again after each memory event.
+            let short = report.prestaged == Some(false) && settings.prestage && settings.prestage_retry;
+            let mut seen = backend.memory_events();
+            let mut restaged = 0;
             // Circuit 0's host copies (the GPU backend's staging ring) run on
             // a thread of their own, outside the memory lock: beside the wait
             // for a busy compute lock, or before a free one is taken.
             let (span, compute) = std::thread::scope(|scope| {
                 let filling = staged[0].take().and_then(|s| spawn_fill(scope, backend, 0, inputs[0], s));
-                let first = &mut staged[0];
-                mem.into_compute_after(|| {
+                let first = std::cell::RefCell::new(&mut staged[0]);
+                let ready = || {
                     if let Some(f) = filling {
-                        *first = finish_fill(f, 0);
+                        **first.borrow_mut() = finish_fill(f, 0);
+                    }
+                };
+                if !short {
+                    return mem.into_compute_after(ready);
+                }
+                mem.into_compute_restaging(ready, |retake| {
+                    let now = backend.memory_events();
+                    if now == seen {
+                        return true;
+                    }
+                    seen = now;
+                    let mut first = first.borrow_mut();
+                    let added = {
+                        let guard = retake();
+                        let added = backend.restage(guard.stage_lock(), inputs[0], n, &mut **first);
+                        guard.release();
+                        added
+                    };
+                    match added {
+                        None => false,
+                        Some(0) => true,
+                        Some(k) => {
+                            restaged += k;
+                            // The copies through the ring, outside both locks.
+                            if let Some(s) = first.as_mut() {
+                                if let Err(e) = backend.fill(0, inputs[0], s) {
+                                    tracing::debug!(error = %e, "host copies of circuit 0 staged while waiting failed: it uploads in its turn");
+                                    **first = None;
+                                    return false;
+                                }
+                            }
+                            true
+                        }
                     }
                 })
             });
+            if restaged > 0 {
+                report.restaged = Some(restaged);
+            }
             report.mem = Some(span);
             report.stage_detail = backend.stage_detail();
             (staged, compute)

@@ -31,6 +31,10 @@ pub struct CallReport {
     /// On the fallback path, how many of circuit 0's a, b, c phase 1 staged
     /// all the same (1 or 2, `SUPRASEAL_C2_PRESTAGE=on`; `None`: none).
     pub prestaged_part: Option<usize>,
+    /// Of circuit 0's a, b, c that phase 1 did not stage, how many the call
+    /// staged while it waited for a busy compute lock
+    /// (`SUPRASEAL_C2_PRESTAGE_RETRY`; `None`: none).
+    pub restaged: Option<usize>,
     /// Why the call fell back (or why pinning failed), if it did.
     pub reason: Option<String>,
     /// Free device memory in bytes: before the call asks for the memory lock
@@ -82,6 +86,7 @@ impl CallReport {
                 (false, None) => "fallback",
                 (false, Some(_)) => "part",
             }),
+            restaged = self.restaged,
             reason = self.reason.as_deref(),
             free_before = self.free_before,
             free_after = self.free_after,

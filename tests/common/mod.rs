@@ -54,11 +54,13 @@ unsafe impl Send for Handle {}
 unsafe impl Sync for Handle {}
 
 /// The pipeline's switches that the lock and concurrency tests set.
-pub const SWITCHES: [&str; 7] = [
+pub const SWITCHES: [&str; 9] = [
     "SUPRASEAL_C2_LOCKS",
     "SUPRASEAL_C2_KEY_RESIDENT",
     "SUPRASEAL_C2_PRESTAGE",
     "SUPRASEAL_C2_PRESTAGE_PART",
+    "SUPRASEAL_C2_PRESTAGE_RETRY",
+    "SUPRASEAL_C2_COMPUTE_CACHE",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
     "SUPRASEAL_C2_FAULT_ALLOC",

@@ -41,6 +41,10 @@ pub enum Mode {
     /// Two locks, `SUPRASEAL_C2_PRESTAGE=whole` (whole circuits pre-staged
     /// or none: no part of circuit 0 where a whole one does not fit).
     TwoWhole,
+    /// Two locks, `SUPRASEAL_C2_PRESTAGE_RETRY=off` (a call whose phase 1
+    /// left circuit 0 short uploads the rest in its turn, with no second
+    /// admission while it waits for the compute lock).
+    TwoNoRetry,
     /// Two locks, `SUPRASEAL_C2_BATCH_ADD_BESIDE=on` (the batch additions
     /// beside the last H-MSM also over a resident key).
     TwoBeside,
@@ -57,11 +61,12 @@ impl std::str::FromStr for Mode {
             "fallback" => Ok(Mode::Fallback),
             "two-whole" => Ok(Mode::TwoWhole),
             "two-beside" => Ok(Mode::TwoBeside),
+            "two-noretry" => Ok(Mode::TwoNoRetry),
             _ => s
                 .strip_prefix("two-limit=")
                 .and_then(|m| m.parse().ok())
                 .map(Mode::TwoLimit)
-                .ok_or_else(|| format!("{s:?}: expected single, two, two-whole, two-beside, fallback or two-limit=<MiB>")),
+                .ok_or_else(|| format!("{s:?}: expected single, two, two-whole, two-noretry, two-beside, fallback or two-limit=<MiB>")),
         }
     }
 }
@@ -74,6 +79,7 @@ impl std::fmt::Display for Mode {
             Mode::Fallback => write!(f, "fallback"),
             Mode::TwoWhole => write!(f, "two-whole"),
             Mode::TwoBeside => write!(f, "two-beside"),
+            Mode::TwoNoRetry => write!(f, "two-noretry"),
             Mode::TwoLimit(m) => write!(f, "two-limit={m}"),
         }
     }
@@ -83,7 +89,7 @@ impl Mode {
     /// Sets the library's switches for this mode. Only called between runs,
     /// while no proving call is in flight (the library reads them per call).
     fn apply(&self) {
-        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_VRAM_LIMIT_MB", "SUPRASEAL_C2_BATCH_ADD_BESIDE"] {
+        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_PRESTAGE_RETRY", "SUPRASEAL_C2_VRAM_LIMIT_MB", "SUPRASEAL_C2_BATCH_ADD_BESIDE"] {
             std::env::remove_var(k);
         }
         match self {
@@ -92,6 +98,7 @@ impl Mode {
             Mode::Fallback => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "off"),
             Mode::TwoWhole => std::env::set_var("SUPRASEAL_C2_PRESTAGE", "whole"),
             Mode::TwoBeside => std::env::set_var("SUPRASEAL_C2_BATCH_ADD_BESIDE", "on"),
+            Mode::TwoNoRetry => std::env::set_var("SUPRASEAL_C2_PRESTAGE_RETRY", "off"),
             Mode::TwoLimit(m) => std::env::set_var("SUPRASEAL_C2_VRAM_LIMIT_MB", m.to_string()),
         }
     }
@@ -169,7 +176,7 @@ pub struct BenchArgs {
     /// Partitions (one-circuit proving calls) per worker.
     #[arg(long, default_value_t = 4)]
     pub partitions: usize,
-    /// Modes (comma-separated): single, two, two-whole, two-beside, fallback, two-limit=<MiB>.
+    /// Modes (comma-separated): single, two, two-whole, two-noretry, two-beside, fallback, two-limit=<MiB>.
     #[arg(long, value_delimiter = ',', default_value = "single,two")]
     pub modes: Vec<Mode>,
     /// Distinct witnesses per worker (cycled over its partitions; at most --partitions are made).

@@ -81,7 +81,14 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     let staged = r.reports.iter().filter(|c| c.prestaged == Some(true)).count();
     // Calls that staged one or two of circuit 0's a, b, c, the rest in turn.
     let part = r.reports.iter().filter(|c| c.prestaged_part.is_some()).count();
-    let part = if part > 0 { format!(" (+{part} in part)") } else { String::new() };
+    // Calls that staged more of circuit 0 while they waited for the compute lock.
+    let restaged = r.reports.iter().filter(|c| c.restaged.is_some()).count();
+    let part = match (part, restaged) {
+        (0, 0) => String::new(),
+        (p, 0) => format!(" (+{p} in part)"),
+        (0, q) => format!(" ({q} restaged)"),
+        (p, q) => format!(" (+{p} in part, {q} restaged)"),
+    };
     let mem_hold = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.hold())).collect());
     let mem_wait = pct(r.reports.iter().filter_map(|c| c.mem.map(|s| s.wait())).collect());
     let cw = pct(r.reports.iter().filter_map(|c| c.compute.map(|s| s.wait())).collect());

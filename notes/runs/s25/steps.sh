@@ -24,8 +24,10 @@
 #             rows and each circuit's NTT and H-MSM times, and checks the proofs; needs /tmp/p32.params
 #   prestage  ours, the key resident, W = 2, 3 one-circuit calls x RPARTS (3), in the bench's   ~60 s each
 #             modes RMODES (default two,two-whole,two,two-whole: part of circuit 0 staged in phase 1
-#             where no whole circuit fits, against whole circuits or nothing) in one process; prints
-#             the rows, the phase-1 outcomes (prestage=ok|part|fallback) and NTT steps; needs /tmp/p32.params
+#             where no whole circuit fits, against whole circuits or nothing; two-noretry: no second
+#             admission while waiting for the compute lock) in one process; prints the rows, the
+#             phase-1 outcomes (prestage=ok|part|fallback, then how many vectors were staged while
+#             waiting) and NTT steps; needs /tmp/p32.params
 #   beside    ours, the key resident, W = 1, 3 one-circuit calls x 3 and one call of 10       ~250 s
 #             circuits, in the bench's modes BMODES (default two,two-beside,two,two-beside: the
 #             batch additions after the last H-MSM, then beside it with the H-MSM in one piece) in
@@ -204,7 +206,7 @@ for step in "$@"; do
     grep -o -E "resident key released.*" $G | head -2
     grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 16
     # Per call, in order: its phase-1 outcome, compute-lock hold and NTT step (ms).
-    grep "proving call" $G | sed -E 's/.*prestage="?([a-z]+)"?.*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+).*/\1 hold \2 ntt \3/' | tr '\n' ';'; echo
+    grep "proving call" $G | sed -E 's/.*prestage="?([a-z]+)"?( restaged=([0-9]))?.*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+).*/\1\3 hold \4 ntt \5/' | tr '\n' ';'; echo
     same_proofs $R/proofs-porep-32g-ours.txt
     ;;
   beside)
