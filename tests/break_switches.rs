@@ -19,11 +19,12 @@ use supraseal_c2_cli::kit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const SWITCHES: [&str; 11] = [
+const SWITCHES: [&str; 12] = [
     "SUPRASEAL_C2_LOCKS",
     "SUPRASEAL_C2_VERIFY",
     "SUPRASEAL_C2_PRESTAGE",
     "SUPRASEAL_C2_PRESTAGE_PART",
+    "SUPRASEAL_C2_PRESTAGE_RETRY",
     "SUPRASEAL_C2_VRAM_LIMIT_MB",
     "SUPRASEAL_C2_VRAM_MARGIN_MB",
     "SUPRASEAL_C2_FAULT_ALLOC",
@@ -113,6 +114,8 @@ const MALFORMED: &[(&str, &str)] = &[
     ("SUPRASEAL_C2_PRESTAGE_PART", "3"),
     ("SUPRASEAL_C2_PRESTAGE_PART", "0"),
     ("SUPRASEAL_C2_PRESTAGE", "part"),
+    ("SUPRASEAL_C2_PRESTAGE_RETRY", "1"),
+    ("SUPRASEAL_C2_PRESTAGE_RETRY", "whole"),
     ("SUPRASEAL_C2_BACKEND", "cuda"),
     ("SUPRASEAL_C2_BACKEND", "cpü"),
     ("SUPRASEAL_C2_BACKEND", "cpu,gpu"),
@@ -200,6 +203,8 @@ fn odd_but_valid_spellings_are_accepted_and_prove_the_same() {
         // Phase 2 uploads what phase 1 left of circuit 0.
         vec![("SUPRASEAL_C2_PRESTAGE_PART", "1")],
         vec![("SUPRASEAL_C2_PRESTAGE_PART", "2")],
+        vec![("SUPRASEAL_C2_PRESTAGE_PART", "1"), ("SUPRASEAL_C2_PRESTAGE_RETRY", " OFF ")],
+        vec![("SUPRASEAL_C2_PRESTAGE_RETRY", "On")],
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", "0")],
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", "17592186044415")], // 2^44 − 1 MiB: fits in bytes
         vec![("SUPRASEAL_C2_VRAM_MARGIN_MB", " 512 ")],
