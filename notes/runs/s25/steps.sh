@@ -51,9 +51,9 @@
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
 #               steps.sh table (FORMS="table-ramp table": a streamed key's H-MSM) · steps.sh porep · steps.sh upstream
-#   on an H100 (the key resident beside one pre-stage): steps.sh synth-bg tests wait prestage
-#               (RPARTS=6 for longer rows: phase1_plan as refactored after session 37's lease), then
-#               RKEYS=auto RWORKERS=1,2,3 steps.sh resident (the W = 1 hold beside W = 3 in one run)
+#   on an H100 (the key resident beside one pre-stage): TESTS="gpu gpu_params" steps.sh synth-bg tests wait,
+#               then RWORKERS=3 RPARTS=6 RMODES=two,two-noretry,two-noretry,two RTIMEOUT=500 steps.sh prestage
+#               (the retry while waiting, W = 3 alone: session 38 lost its last no-retry round to the timeout)
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
