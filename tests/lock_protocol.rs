@@ -144,6 +144,23 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
     switches(&[]);
 }
 
+/// For the GPU-only tests: MiMC 2^12's keys (opened), `witnesses` random
+/// witnesses with their inputs, and `scalars` random scalars; `None` (and
+/// the test says it is skipped) without a GPU backend.
+#[allow(clippy::type_complexity)]
+fn gpu_mimc12(witnesses: usize, scalars: usize) -> Option<(kit::Keys, Params, Vec<(Witness, Vec<Scalar>)>, Vec<Scalar>)> {
+    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
+        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
+        return None;
+    }
+    let keys = common::keys(Kind::Mimc, 12);
+    let srs = Params::open(&keys.path, true).unwrap();
+    let mut rng = common::rng();
+    let batch = kit::witnesses(Kind::Mimc, 12, witnesses, &mut rng).unwrap();
+    let rs = common::random_scalars(&mut rng, scalars);
+    Some((keys, srs, batch, rs))
+}
+
 /// A call whose phase 1 staged part of circuit 0 (`SUPRASEAL_C2_PRESTAGE_PART=1`)
 /// and finds its compute lock busy (held here) stages the rest once the
 /// device's memory changes: another call's phase 2 ending, under a handle
@@ -153,15 +170,7 @@ fn workers_sharing_a_handle_follow_the_protocol_and_modes_agree() {
 #[test]
 fn a_call_waiting_for_the_compute_lock_stages_the_rest_of_circuit_0() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
-        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
-        return;
-    }
-    let keys = common::keys(Kind::Mimc, 12);
-    let srs = Params::open(&keys.path, true).unwrap();
-    let mut rng = common::rng();
-    let batch = kit::witnesses(Kind::Mimc, 12, 2, &mut rng).unwrap();
-    let rs = common::random_scalars(&mut rng, 4);
+    let Some((keys, srs, batch, rs)) = gpu_mimc12(2, 4) else { return };
     let (waiting, other) = (Handle(unsafe { ffi::create_gpu_mutex() }), Handle(unsafe { ffi::create_gpu_mutex() }));
     let prove = |i: usize, handle: &Handle| ffi::prove(&srs, std::slice::from_ref(&batch[i].0), &rs[2 * i..2 * i + 1], &rs[2 * i + 1..2 * i + 2], handle.0, 0);
     switches(&[("SUPRASEAL_C2_PRESTAGE_PART", "1")]);
@@ -227,15 +236,7 @@ fn assert_nothing_left(before: (usize, usize), after: (usize, usize), what: &str
 #[test]
 fn gpu_allocation_faults_and_vram_limit() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if std::env::var("SUPRASEAL_C2_BACKEND").is_ok_and(|b| b == "cpu") || free_vram().is_none() {
-        eprintln!("skipped: no GPU backend (build without kernels, no libcuda or no device)");
-        return;
-    }
-    let keys = common::keys(Kind::Mimc, 12);
-    let srs = Params::open(&keys.path, true).unwrap();
-    let mut rng = common::rng();
-    let batch = kit::witnesses(Kind::Mimc, 12, 6, &mut rng).unwrap();
-    let rs = common::random_scalars(&mut rng, 2);
+    let Some((keys, srs, batch, rs)) = gpu_mimc12(6, 2) else { return };
     let prove = |i: usize| ffi::prove(&srs, std::slice::from_ref(&batch[i].0), &rs[..1], &rs[1..], std::ptr::null_mut(), 0);
     switches(&[]);
     let clean = prove(0).unwrap();

@@ -27,11 +27,9 @@
 #             where no whole circuit fits, against whole circuits or nothing; two-noretry: no second
 #             admission while waiting for the compute lock) in one process; prints the rows, the
 #             phase-1 outcomes (prestage=ok|part|fallback, then how many vectors were staged while
-#             waiting) and NTT steps; needs /tmp/p32.params
-#   beside    ours, the key resident, W = 1, 3 one-circuit calls x 3 and one call of 10       ~250 s
-#             circuits, in the bench's modes BMODES (default two,two-beside,two,two-beside: the
-#             batch additions after the last H-MSM, then beside it with the H-MSM in one piece) in
-#             one process; prints the rows, each call's hold and steps; needs /tmp/p32.params
+#             waiting) and NTT steps; RBATCH=10 adds a 10-circuit call per mode, and two-beside
+#             runs the batch additions beside the H-MSM (session 38: RWORKERS=1,3 RBATCH=10
+#             RMODES=two,two-beside,two,two-beside); needs /tmp/p32.params
 #   cache     ours, W = 2,3 one-circuit calls x 2 over a streamed key (SUPRASEAL_C2_KEY_RESIDENT=off),  ~70 s each
 #             SUPRASEAL_C2_COMPUTE_CACHE per run in CACHES (default "resident busy resident busy"):
 #             the compute pool trimmed after every call, then kept for the calls in flight; prints
@@ -199,7 +197,7 @@ for step in "$@"; do
     i=0
     # The bench's modes set SUPRASEAL_C2_PRESTAGE (two: on; two-whole: whole), in RMODES's order, in one process.
     R=$OUT/prestage; mkdir -p $R
-    env OUT=$R WORKERS=${RWORKERS:-2,3} PARTITIONS=${RPARTS:-3} MODES=${RMODES:-two,two-whole,two,two-whole} KEEP=1 SKIP_UPSTREAM=1 \
+    env OUT=$R WORKERS=${RWORKERS:-2,3} PARTITIONS=${RPARTS:-3} ${RBATCH:+BATCH=$RBATCH} MODES=${RMODES:-two,two-whole,two,two-whole} KEEP=1 SKIP_UPSTREAM=1 \
       OURS_ENV="$LOGS,supraseal_c2::pipeline::report=info" timeout ${RTIMEOUT:-400} ./run.sh porep-same-run > /dev/null 2>&1
     echo "run.sh rc=$? (modes ${RMODES:-two,two-whole,two,two-whole})"
     G=$R/gpu-run-porep-same-run.log
@@ -207,24 +205,6 @@ for step in "$@"; do
     grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 16
     # Per call, in order: its phase-1 outcome, compute-lock hold and NTT step (ms).
     grep "proving call" $G | sed -E 's/.*prestage="?([a-z]+)"?( restaged=([0-9]))?.*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+).*/\1\3 hold \4 ntt \5/' | tr '\n' ';'; echo
-    same_proofs $R/proofs-porep-32g-ours.txt
-    ;;
-  beside)
-    # The key resident (auto): W = BWORKERS (1,3) one-circuit calls x BPARTS (3) and one call of
-    # 10 circuits, per mode in BMODES (default two,two-beside,two,two-beside: the batch additions
-    # after the last H-MSM, then on a second stream beside it, in one piece), in one process;
-    # prints the rows, each call's beside flag, hold and steps, and checks the proofs.
-    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "beside: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
-    R=$OUT/beside; mkdir -p $R
-    env OUT=$R WORKERS=${BWORKERS:-1,3} PARTITIONS=${BPARTS:-3} BATCH=${BBATCH:-10} MODES=${BMODES:-two,two-beside,two,two-beside} KEEP=1 SKIP_UPSTREAM=1 \
-      OURS_ENV="$LOGS,supraseal_c2::pipeline::report=info" timeout ${BTIMEOUT:-450} ./run.sh porep-same-run > /dev/null 2>&1
-    echo "run.sh rc=$? (modes ${BMODES:-two,two-beside,two,two-beside})"
-    G=$R/gpu-run-porep-same-run.log
-    grep -o -E "resident key released.*" $G | head -2
-    grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|^\| two|rc=|peak" | tail -n 24
-    # Per call, in order: beside or not, hold, and its steps (ms).
-    grep "proving call" $G | sed -E 's/.*circuits=([0-9]+).*compute_hold_ms=([0-9.]+).*ntt_ms=([0-9.]+) h_msm_ms=([0-9.]+) batch_add_ms=([0-9.]+) tails_ms=([0-9.]+).*batch_add_beside=([a-z]+).*/\1c \7 hold \2 ntt \3 h \4 ba \5 t \6/' | tr '\n' ';'; echo
-    grep -o -E "side_ms=[0-9.]+ waited_ms=[0-9.]+" $G | tr '\n' ' '; echo
     same_proofs $R/proofs-porep-32g-ours.txt
     ;;
   cache)
