@@ -322,6 +322,9 @@ fn locked_phases<B: Backend + ?Sized>(
             let short = report.prestaged == Some(false) && settings.prestage && settings.prestage_retry;
             let mut seen = backend.memory_events();
             let mut restaged = 0;
+            // Of circuit 0's a, b, c, how many are staged: once all are, the
+            // call stops looking and queues for the compute lock.
+            let mut have = report.prestaged_part.unwrap_or(0);
             // Circuit 0's host copies (the GPU backend's staging ring) run on
             // a thread of their own, outside the memory lock: beside the wait
             // for a busy compute lock, or before a free one is taken.
@@ -354,6 +357,7 @@ fn locked_phases<B: Backend + ?Sized>(
                         Some(0) => true,
                         Some(k) => {
                             restaged += k;
+                            have += k;
                             // The copies through the ring, outside both locks.
                             if let Some(s) = first.as_mut() {
                                 if let Err(e) = backend.fill(0, inputs[0], s) {
@@ -362,7 +366,7 @@ fn locked_phases<B: Backend + ?Sized>(
                                     return false;
                                 }
                             }
-                            true
+                            have < inputs[0].len()
                         }
                     }
                 })
