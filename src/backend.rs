@@ -20,6 +20,24 @@ pub type Abc<'a> = [&'a [Scalar]; 3];
 
 /// What phase 1 (under the memory lock) decided for a call; `S` is the
 /// backend's [`Backend::Staged`].
+/// What [`Backend::restage`] did to circuit 0's a, b, c.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Restaged {
+    /// Vectors staged now.
+    pub added: usize,
+    /// Vectors staged after it (3: the circuit is whole).
+    pub staged: usize,
+}
+
+/// [`Backend::memory_events`]: every event that gives device memory back
+/// (a call's quotient consumed its inputs, or its phase 2 ended), and the
+/// phase-2 ends alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryEvents {
+    pub any: u64,
+    pub phase2_ends: u64,
+}
+
 pub enum Admission<S> {
     /// The backend has nothing to stage (the CPU backend).
     NotNeeded,
@@ -291,19 +309,21 @@ pub trait Backend: Sync {
     /// them where the room allows now, allocating them and issuing any
     /// direct upload (copies through a staging ring are left to
     /// [`Backend::fill`], which the caller runs once the memory lock is
-    /// released). Returns how many vectors it added (0: none fit now), or
-    /// `None` where trying again cannot add any (circuit 0 is whole, the
-    /// switches say no, its host buffers are not stageable). Default: `None`.
-    fn restage(&self, _lock: StageLock<'_>, _abc: Abc<'_>, _n: usize, _staged: &mut Option<Self::Staged>) -> Option<usize> {
+    /// released). Returns what it added now (none where nothing fits now)
+    /// and how many of a, b, c are staged after it, or `None` where trying
+    /// again cannot add any (circuit 0 is whole, the switches say no, fault
+    /// injection is on, its host buffers are not stageable, an allocation
+    /// failed). Default: `None`.
+    fn restage(&self, _lock: StageLock<'_>, _abc: Abc<'_>, _n: usize, _staged: &mut Option<Self::Staged>) -> Option<Restaged> {
         None
     }
 
-    /// A count that moves whenever this backend's device gives memory back
-    /// that an admission could use (a call's quotient consumed its inputs,
-    /// its phase 2 ended): a call waiting for a busy compute lock admits
-    /// again only after it moved ([`Backend::restage`]). Default: 0.
-    fn memory_events(&self) -> u64 {
-        0
+    /// Counts that move whenever this backend's device gives memory back
+    /// that an admission could use: a call waiting for a busy compute lock
+    /// admits again only after they moved ([`Backend::restage`]). Default:
+    /// zeros (nothing moves).
+    fn memory_events(&self) -> MemoryEvents {
+        MemoryEvents::default()
     }
 
     /// Where phase 1's time went, step by step (e.g. "info 0.1 alloc a

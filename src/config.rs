@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | `SUPRASEAL_C2_LOCKS` | `two` (memory lock, then compute lock) or `single` (one lock around phases 1–2) | `two` |
 //! | `SUPRASEAL_C2_PRESTAGE` | phase 1: `on` (whole circuits; where not even one fits, one or two of circuit 0's a, b, c), `whole` (whole circuits only) or `off` (always the fallback path) | `on` |
-//! | `SUPRASEAL_C2_PRESTAGE_RETRY` | `on` (a call whose phase 1 staged less than circuit 0's a, b, c waits for a busy compute lock taking the memory lock again after each change of the device's memory, such as another call's phase 2 ending, and stages more where the room allows by then) or `off` (it uploads the rest in its turn) | `on` |
+//! | `SUPRASEAL_C2_PRESTAGE_RETRY` | `on` (a call whose phase 1 staged less than circuit 0's a, b, c waits for a busy compute lock taking the memory lock again each time another call's quotient gives its inputs back or its phase 2 ends, and stages more where the room allows by then; after a phase 2 has ended it looks once more, then queues) or `off` (it uploads the rest in its turn) | `on` |
 //! | `SUPRASEAL_C2_VRAM_MARGIN_MB` | MiB kept free beyond the computing worker's reserve | 512 |
 //! | `SUPRASEAL_C2_VRAM_LIMIT_MB` | pretend the card has this many MiB (unset: the real size) | unset |
 //! | `SUPRASEAL_C2_FAULT_ALLOC` | `N@phase1`, `N@phase2` or `N@load`: the N-th device allocation in that phase (or in params loads' subgroup checks) fails once (tests; tails' scalars are then not put ahead); read only in builds with the `tools` feature | unset |
@@ -70,7 +70,7 @@ pub struct Settings {
     pub prestage_part: bool,
     /// `SUPRASEAL_C2_PRESTAGE_RETRY=on`: a call whose phase 1 left circuit
     /// 0 short stages more of it while it waits for a busy compute lock,
-    /// where the room allows once the device's memory changed (the rule of
+    /// where the room allows after a memory event (the rule of
     /// `prestage_part`: whole circuit only under `whole`).
     pub prestage_retry: bool,
     /// `SUPRASEAL_C2_VRAM_MARGIN_MB`, in bytes.

@@ -7,9 +7,11 @@
 //! compute lock; it never holds both and always goes memory before compute,
 //! so two calls can never wait on each other in a cycle. The types enforce
 //! it: the only way from a [`MemoryGuard`] to a [`ComputeGuard`] is
-//! [`MemoryGuard::into_compute`] (or [`MemoryGuard::into_compute_after`]),
-//! which releases the memory lock (and the registration gate) before it asks
-//! for the compute lock. The CPU backend
+//! [`MemoryGuard::into_compute`] (or [`MemoryGuard::into_compute_after`], or
+//! [`MemoryGuard::into_compute_restaging`], whose looks take the memory lock
+//! again only inside [`Relock::with`], with neither lock held), which
+//! releases the memory lock (and the registration gate) before it asks for
+//! the compute lock. The CPU backend
 //! follows the same protocol (its phase 1 has nothing to stage), so the
 //! ordering is exercised by CI, which has no GPU.
 //!
@@ -89,6 +91,25 @@ pub struct MemoryGuard<'a> {
     _admission: Option<RwLockReadGuard<'a, ()>>,
 }
 
+/// The memory lock of a call between its two locks, to be taken again
+/// while it waits for a busy compute lock
+/// ([`MemoryGuard::into_compute_restaging`]).
+pub struct Relock<'a> {
+    locks: &'a GpuLocks,
+    gate: Option<&'a RegistrationGate>,
+}
+
+impl Relock<'_> {
+    /// Runs `f` under the memory lock and the registration gate, taken
+    /// again for it and released before this returns; returns what `f`
+    /// returned and the hold's span.
+    pub fn with<R>(&self, f: impl FnOnce(StageLock<'_>) -> R) -> (R, Span) {
+        let guard = self.locks.memory(self.gate);
+        let r = f(guard.stage_lock());
+        (r, guard.release())
+    }
+}
+
 /// How often a call that waits for a busy compute lock while it may still
 /// stage more ([`MemoryGuard::into_compute_restaging`]) looks again: short
 /// beside a porep-32g hold (~1.5 s), and each look is an atomic read unless
@@ -116,18 +137,18 @@ impl<'a> MemoryGuard<'a> {
 
     /// [`MemoryGuard::into_compute_after`] for a call whose phase 1 staged
     /// less than it needs: where the compute lock is busy, `ready` runs at
-    /// once, then every [`RESTAGE_POLL`] the call takes the compute lock if
-    /// it is free, else calls `restage` with a way to take the memory lock
-    /// (and the registration gate) again, for another admission and its
-    /// allocations under it and host copies after it. Once `restage`
-    /// returns false (nothing more to stage), the call waits for the compute
-    /// lock as any other. Neither lock is held while `restage` runs, and the
-    /// memory guard it takes is gone before the compute lock is asked for
-    /// (its lifetime ends with the call of `restage`), so the protocol's
-    /// order holds: memory, then compute, never both.
-    pub fn into_compute_restaging(self, ready: impl FnOnce(), mut restage: impl FnMut(&dyn Fn() -> MemoryGuard<'a>) -> bool) -> (Span, ComputeGuard<'a>) {
-        let (locks, gate) = (self.locks, self.gate);
-        let compute = &locks.compute;
+    /// once, then the call looks: `restage` runs with a [`Relock`], through
+    /// which it may take the memory lock (and the registration gate) again
+    /// for another admission and its allocations (host copies after it),
+    /// and says whether to look again; between looks ([`RESTAGE_POLL`]) the
+    /// call takes the compute lock if it is free. Once `restage` returns
+    /// false, the call waits for the compute lock as any other. Neither lock
+    /// is held while `restage` runs, and a memory guard cannot leave
+    /// [`Relock::with`], so the protocol's order holds: memory, then compute,
+    /// never both.
+    pub fn into_compute_restaging(self, ready: impl FnOnce(), mut restage: impl FnMut(&Relock<'a>) -> bool) -> (Span, ComputeGuard<'a>) {
+        let relock = Relock { locks: self.locks, gate: self.gate };
+        let compute = &self.locks.compute;
         let span = self.release();
         if let Ok(guard) = compute.try_lock() {
             // Free: as into_compute_after, the call's own host work first,
@@ -138,13 +159,12 @@ impl<'a> MemoryGuard<'a> {
         }
         let requested = Instant::now();
         ready();
-        let retake = || locks.memory(gate);
         loop {
             let guard = match compute.try_lock() {
                 Ok(g) => g,
                 Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(std::sync::TryLockError::WouldBlock) => {
-                    if restage(&retake) {
+                    if restage(&relock) {
                         std::thread::sleep(RESTAGE_POLL);
                         continue;
                     }
@@ -344,11 +364,10 @@ mod tests {
                 let mut looks = Vec::new();
                 let (mem_span, compute) = locks.memory(Some(gate)).into_compute_restaging(
                     || assert!(locks.mem_is_free() && gate.0.try_write().is_ok(), "ready runs with neither the lock nor the gate held"),
-                    |retake| {
+                    |relock| {
                         assert!(locks.mem_is_free(), "no memory lock held between looks");
-                        let m = retake();
-                        looks.push((locks.mem_is_free(), gate.0.try_write().is_err(), locks.compute_is_free()));
-                        m.release();
+                        relock.with(|_| looks.push((locks.mem_is_free(), gate.0.try_write().is_err(), locks.compute_is_free())));
+                        assert!(locks.mem_is_free(), "released by with");
                         // Three looks, then nothing more to stage.
                         looks.len() < 3
                     },

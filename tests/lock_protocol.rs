@@ -37,13 +37,17 @@ fn check_protocol(reports: &[CallReport], two_locks: bool) {
             (true, Some(mem)) => {
                 assert!(mem.released <= compute.requested, "memory lock still held when the compute lock was requested: {r:?}");
                 assert!(mem.requested <= mem.acquired && mem.acquired <= mem.released);
+                // Admissions made again while the compute lock was waited for.
+                for m in &r.restage_mem {
+                    assert!(mem.released <= m.acquired && m.released <= compute.acquired, "a second memory-lock hold outside the wait: {r:?}");
+                }
             }
             (false, None) => {}
             (two, mem) => panic!("two-lock mode {two} but memory-lock span {mem:?}"),
         }
     }
     assert_one_holder(reports.iter().filter_map(|r| r.compute).collect(), "compute lock");
-    assert_one_holder(reports.iter().filter_map(|r| r.mem).collect(), "memory lock");
+    assert_one_holder(reports.iter().flat_map(|r| r.mem.into_iter().chain(r.restage_mem.iter().copied())).collect(), "memory lock");
 }
 
 #[test]
@@ -193,6 +197,8 @@ fn a_call_waiting_for_the_compute_lock_stages_the_rest_of_circuit_0() {
     assert!(ffi::verify(&keys.vk, &proof[0], &batch[0].1), "the waiting call's proof");
     let mine = reports.iter().find(|r| r.compute.is_some_and(|c| c.wait() >= std::time::Duration::from_secs(2))).expect("the waiting call's report");
     assert_eq!((mine.prestaged, mine.prestaged_part, mine.restaged), (Some(false), Some(1), Some(2)), "{mine:?}");
+    assert!(!mine.restage_mem.is_empty(), "its admissions while waiting are in its report");
+    check_protocol(std::slice::from_ref(mine), true);
     let other_report = reports.iter().find(|r| r.compute.is_some_and(|c| c.wait() < std::time::Duration::from_secs(2))).expect("the other call's report");
     assert_eq!(other_report.restaged, None, "the other call found its lock free");
     switches(&[("SUPRASEAL_C2_PRESTAGE_PART", "1"), ("SUPRASEAL_C2_PRESTAGE_RETRY", "off")]);

@@ -430,11 +430,14 @@ impl Backend for GpuCall {
         }
         admission
     }
-    fn restage(&self, _lock: StageLock<'_>, abc: Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<usize> {
+    fn restage(&self, _lock: StageLock<'_>, abc: Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<crate::backend::Restaged> {
         self.restage_first(&abc, n, staged)
     }
-    fn memory_events(&self) -> u64 {
-        self.exec.gpu.memory_events.load(Ordering::SeqCst)
+    fn memory_events(&self) -> crate::backend::MemoryEvents {
+        let gpu = &self.exec.gpu;
+        // Ends first: an end is never seen without its event.
+        let phase2_ends = gpu.phase2_ends.load(Ordering::SeqCst);
+        crate::backend::MemoryEvents { any: gpu.memory_events.load(Ordering::SeqCst), phase2_ends }
     }
     fn fill(&self, ci: usize, abc: Abc<'_>, staged: &mut StagedAbc) -> Result<()> {
         let t = Instant::now();
@@ -560,6 +563,7 @@ impl Backend for GpuCall {
             key_on_device = self.key_on_device(),
             "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
         );
+        gpu.phase2_ends.fetch_add(1, Ordering::SeqCst);
         gpu.memory_events.fetch_add(1, Ordering::SeqCst);
         trimmed
     }

@@ -52,9 +52,11 @@ pub struct Gpu {
     /// the pool should be ready for, see `GpuCall::grow_stage_pool`).
     pub awaiting_stage: AtomicUsize,
     /// Moves whenever a call gives device memory back that an admission
-    /// could use: its quotient consumed its inputs, its H-MSM freed the
-    /// quotient's b, its phase 2 ended (`Backend::memory_events`).
+    /// could use: its quotient consumed its inputs (c freed, b before the
+    /// H-MSM), its phase 2 ended (`Backend::memory_events`).
     pub memory_events: std::sync::atomic::AtomicU64,
+    /// Moves at the end of each call's phase 2 (also counted in `memory_events`).
+    pub phase2_ends: std::sync::atomic::AtomicU64,
     /// Held exclusively around each `cuMemHostRegister`/`Unregister` of a
     /// call's a/b/c (phases 0 and 3) and shared by phase 1 from before the
     /// memory lock until after it: those driver calls hold a driver-wide lock
@@ -100,6 +102,7 @@ impl Gpu {
             call_locks: Default::default(),
             awaiting_stage: AtomicUsize::new(0),
             memory_events: Default::default(),
+            phase2_ends: Default::default(),
             host_registration: Default::default(),
             staging: Default::default(),
             memory,

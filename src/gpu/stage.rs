@@ -744,7 +744,7 @@ impl GpuCall {
     /// or its retry off, fault injection on, host buffers not stageable, or an allocation that
     /// failed (the vectors it added are handed back; the circuit keeps what
     /// phase 1 staged and uploads the rest in its turn).
-    pub(super) fn restage_first(&self, abc: &Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<usize> {
+    pub(super) fn restage_first(&self, abc: &Abc<'_>, n: usize, staged: &mut Option<StagedAbc>) -> Option<crate::backend::Restaged> {
         let exec = &self.exec;
         let settings = &exec.settings;
         let have = staged.as_ref().map_or(0, StagedAbc::staged);
@@ -759,23 +759,24 @@ impl GpuCall {
             Ok(r) => r,
             Err(e) => {
                 tracing::debug!(error = %e.message, "no room figures: circuit 0 not staged further while waiting");
-                return Some(0);
+                return Some(crate::backend::Restaged { added: 0, staged: have });
             }
         };
         let k = restage_vectors(room.avail, room.reserve, reuse.reusable, vector, have, settings.prestage_part);
         if k == 0 {
-            return Some(0);
+            return Some(crate::backend::Restaged { added: 0, staged: have });
         }
         let s = staged.get_or_insert_with(|| StagedAbc { v: Default::default(), unfilled: [false; 3] });
         match self.stage_vectors(0, abc, n, s, have + k) {
             Ok(()) => {
                 self.step(&format!("{k} more of circuit 0 staged while waiting for the compute lock"), t);
-                Some(k)
+                Some(crate::backend::Restaged { added: k, staged: have + k })
             }
             Err(e) => {
                 tracing::debug!(error = %e.message, "staging more of circuit 0 while waiting failed: the rest uploads in its turn");
-                for v in &mut s.v[have..] {
+                for (v, unfilled) in s.v[have..].iter_mut().zip(&mut s.unfilled[have..]) {
                     drop(v.take());
+                    *unfilled = false;
                 }
                 if have == 0 {
                     *staged = None;

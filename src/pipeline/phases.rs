@@ -11,7 +11,7 @@ use crate::threads::in_cpu_pool;
 use super::checks::Checks;
 use super::report::CallReport;
 use crate::assignment::Batch;
-use crate::backend::{Abc, Admission, Backend, Place, Step};
+use crate::backend::{Abc, Admission, Backend, Place, Restaged, Step};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::groth16::split::SplitWhen;
@@ -53,6 +53,7 @@ pub fn prove<B: Backend + ?Sized>(
         prestaged: None,
         prestaged_part: None,
         restaged: None,
+        restage_mem: Vec::new(),
         reason: None,
         free_before: None,
         free_after: None,
@@ -314,17 +315,17 @@ fn locked_phases<B: Backend + ?Sized>(
     };
     let (mut staged, compute) = match settings.locks {
         LockMode::Two => {
+            // Read before phase 1's room: an event during it is not missed.
+            let start = backend.memory_events();
             let mem = locks.memory(backend.registration_gate());
             let admission = stage(mem.stage_lock(), report);
             let mut staged = by_circuit(admission, report);
             // Circuit 0 short (a fallback, or part of it): while the compute
-            // lock is busy, the call admits again after each memory event.
+            // lock is busy, the call admits again after memory events.
             let short = report.prestaged == Some(false) && settings.prestage && settings.prestage_retry;
-            let mut seen = backend.memory_events();
+            let mut seen = None;
             let mut restaged = 0;
-            // Of circuit 0's a, b, c, how many are staged: once all are, the
-            // call stops looking and queues for the compute lock.
-            let mut have = report.prestaged_part.unwrap_or(0);
+            let mut relocks = Vec::new();
             // Circuit 0's host copies (the GPU backend's staging ring) run on
             // a thread of their own, outside the memory lock: beside the wait
             // for a busy compute lock, or before a free one is taken.
@@ -339,25 +340,24 @@ fn locked_phases<B: Backend + ?Sized>(
                 if !short {
                     return mem.into_compute_after(ready);
                 }
-                mem.into_compute_restaging(ready, |retake| {
+                // The first look at once, later ones after an event. Once a
+                // phase 2 has ended since phase 1 (its memory is back), one
+                // more look, then the call queues: looking on would cost it
+                // its place behind the calls queued on the lock.
+                mem.into_compute_restaging(ready, |relock| {
                     let now = backend.memory_events();
-                    if now == seen {
+                    if seen == Some(now) {
                         return true;
                     }
-                    seen = now;
+                    seen = Some(now);
+                    let last = now.phase2_ends != start.phase2_ends;
                     let mut first = first.borrow_mut();
-                    let added = {
-                        let guard = retake();
-                        let added = backend.restage(guard.stage_lock(), inputs[0], n, &mut **first);
-                        guard.release();
-                        added
-                    };
-                    match added {
+                    let (done, span) = relock.with(|lock| backend.restage(lock, inputs[0], n, &mut **first));
+                    relocks.push(span);
+                    match done {
                         None => false,
-                        Some(0) => true,
-                        Some(k) => {
-                            restaged += k;
-                            have += k;
+                        Some(Restaged { added: 0, .. }) => !last,
+                        Some(Restaged { added, staged }) => {
                             // The copies through the ring, outside both locks.
                             if let Some(s) = first.as_mut() {
                                 if let Err(e) = backend.fill(0, inputs[0], s) {
@@ -366,7 +366,8 @@ fn locked_phases<B: Backend + ?Sized>(
                                     return false;
                                 }
                             }
-                            have < inputs[0].len()
+                            restaged += added;
+                            staged < inputs[0].len() && !last
                         }
                     }
                 })
@@ -374,6 +375,7 @@ fn locked_phases<B: Backend + ?Sized>(
             if restaged > 0 {
                 report.restaged = Some(restaged);
             }
+            report.restage_mem = relocks;
             report.mem = Some(span);
             report.stage_detail = backend.stage_detail();
             (staged, compute)

@@ -35,6 +35,9 @@ pub struct CallReport {
     /// staged while it waited for a busy compute lock
     /// (`SUPRASEAL_C2_PRESTAGE_RETRY`; `None`: none).
     pub restaged: Option<usize>,
+    /// The memory-lock holds of those admissions (between `mem` and
+    /// `compute`; two-lock mode only).
+    pub restage_mem: Vec<Span>,
     /// Why the call fell back (or why pinning failed), if it did.
     pub reason: Option<String>,
     /// Free device memory in bytes: before the call asks for the memory lock
