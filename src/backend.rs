@@ -18,8 +18,6 @@ use crate::locks::{ComputeGuard, StageLock};
 /// (`abc_size` scalars each, Montgomery form).
 pub type Abc<'a> = [&'a [Scalar]; 3];
 
-/// What phase 1 (under the memory lock) decided for a call; `S` is the
-/// backend's [`Backend::Staged`].
 /// What [`Backend::restage`] did to circuit 0's a, b, c.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Restaged {
@@ -34,10 +32,14 @@ pub struct Restaged {
 /// phase-2 ends alone.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryEvents {
+    /// Every event on the device, phase-2 ends included.
     pub any: u64,
+    /// The ends of phase 2s on the device, under any lock handle.
     pub phase2_ends: u64,
 }
 
+/// What phase 1 (under the memory lock) decided for a call; `S` is the
+/// backend's [`Backend::Staged`].
 pub enum Admission<S> {
     /// The backend has nothing to stage (the CPU backend).
     NotNeeded,

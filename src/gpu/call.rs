@@ -435,7 +435,8 @@ impl Backend for GpuCall {
     }
     fn memory_events(&self) -> crate::backend::MemoryEvents {
         let gpu = &self.exec.gpu;
-        // Ends first: an end is never seen without its event.
+        // Ends first (end_compute bumps them last): an end is never seen
+        // without its event.
         let phase2_ends = gpu.phase2_ends.load(Ordering::SeqCst);
         crate::backend::MemoryEvents { any: gpu.memory_events.load(Ordering::SeqCst), phase2_ends }
     }
@@ -563,8 +564,9 @@ impl Backend for GpuCall {
             key_on_device = self.key_on_device(),
             "compute-pool allocations of the call (host time, mapping included where the pool grew), then the trim"
         );
-        gpu.phase2_ends.fetch_add(1, Ordering::SeqCst);
+        // The event first: a reader that sees the end sees its event.
         gpu.memory_events.fetch_add(1, Ordering::SeqCst);
+        gpu.phase2_ends.fetch_add(1, Ordering::SeqCst);
         trimmed
     }
     fn unpin(&self) {

@@ -315,15 +315,17 @@ fn locked_phases<B: Backend + ?Sized>(
     };
     let (mut staged, compute) = match settings.locks {
         LockMode::Two => {
-            // Read before phase 1's room: an event during it is not missed.
-            let start = backend.memory_events();
             let mem = locks.memory(backend.registration_gate());
+            // Read under the memory lock, before phase 1's room: an event
+            // during phase 1 is not missed, and one while the call waited
+            // for the lock is already in the room.
+            let start = backend.memory_events();
             let admission = stage(mem.stage_lock(), report);
             let mut staged = by_circuit(admission, report);
             // Circuit 0 short (a fallback, or part of it): while the compute
             // lock is busy, the call admits again after memory events.
             let short = report.prestaged == Some(false) && settings.prestage && settings.prestage_retry;
-            let mut seen = None;
+            let mut seen = start;
             let mut restaged = 0;
             let mut relocks = Vec::new();
             // Circuit 0's host copies (the GPU backend's staging ring) run on
@@ -340,16 +342,18 @@ fn locked_phases<B: Backend + ?Sized>(
                 if !short {
                     return mem.into_compute_after(ready);
                 }
-                // The first look at once, later ones after an event. Once a
-                // phase 2 has ended since phase 1 (its memory is back), one
-                // more look, then the call queues: looking on would cost it
-                // its place behind the calls queued on the lock.
+                // A look after each memory event since phase 1's room. Once
+                // a phase 2 has ended since then (its memory is back), one
+                // look, then the call blocks on the lock: a looking call
+                // wins only the hand-offs that no blocked call takes. The
+                // ends are the device's (a call under another lock handle
+                // ends its looking too).
                 mem.into_compute_restaging(ready, |relock| {
                     let now = backend.memory_events();
-                    if seen == Some(now) {
+                    if seen == now {
                         return true;
                     }
-                    seen = Some(now);
+                    seen = now;
                     let last = now.phase2_ends != start.phase2_ends;
                     let mut first = first.borrow_mut();
                     let (done, span) = relock.with(|lock| backend.restage(lock, inputs[0], n, &mut **first));

@@ -86,20 +86,22 @@ impl std::fmt::Display for Mode {
 }
 
 impl Mode {
-    /// Sets the library's switches for this mode; the switches a mode does
-    /// not set keep what the bench's environment had at its first mode (so
-    /// `SUPRASEAL_C2_BATCH_ADD_BESIDE=off` set for the bench holds in every
-    /// mode but `two-beside`). Only called between runs, while no proving
-    /// call is in flight (the library reads them per call).
+    /// Sets the library's switches for this mode: the lock and pre-stage
+    /// switches the modes name are cleared first, so each row is what its
+    /// label says whatever the bench's environment has;
+    /// `SUPRASEAL_C2_BATCH_ADD_BESIDE` keeps the bench's environment value
+    /// (as the process had it at its first mode) but in `two-beside`. Only
+    /// called between runs, while no proving call is in flight (the library
+    /// reads them per call).
     fn apply(&self) {
-        const SET_BY_MODES: [&str; 5] = ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_PRESTAGE_RETRY", "SUPRASEAL_C2_VRAM_LIMIT_MB", "SUPRASEAL_C2_BATCH_ADD_BESIDE"];
-        static BEFORE: std::sync::OnceLock<Vec<Option<std::ffi::OsString>>> = std::sync::OnceLock::new();
-        let before = BEFORE.get_or_init(|| SET_BY_MODES.iter().map(std::env::var_os).collect());
-        for (k, v) in SET_BY_MODES.iter().zip(before) {
-            match v {
-                Some(v) => std::env::set_var(k, v),
-                None => std::env::remove_var(k),
-            }
+        const BESIDE: &str = "SUPRASEAL_C2_BATCH_ADD_BESIDE";
+        static BESIDE_BEFORE: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+        match BESIDE_BEFORE.get_or_init(|| std::env::var_os(BESIDE)) {
+            Some(v) => std::env::set_var(BESIDE, v),
+            None => std::env::remove_var(BESIDE),
+        }
+        for k in ["SUPRASEAL_C2_LOCKS", "SUPRASEAL_C2_PRESTAGE", "SUPRASEAL_C2_PRESTAGE_RETRY", "SUPRASEAL_C2_VRAM_LIMIT_MB"] {
+            std::env::remove_var(k);
         }
         match self {
             Mode::Single => std::env::set_var("SUPRASEAL_C2_LOCKS", "single"),
