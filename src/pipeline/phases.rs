@@ -244,6 +244,20 @@ fn finish_fill<S>(filling: Filling<'_, S>, ci: usize) -> Option<S> {
     }
 }
 
+/// Whether a call waiting for a busy compute lock looks again after a look
+/// whose admission gave `done` ([`Backend::restage`], its copies made), with
+/// `last` set where a phase 2 has ended on the device since the call's
+/// phase-1 room: not once circuit 0's `vectors` (a, b, c) are all staged or
+/// nothing more can be, nor after a look past a phase-2 end (the memory that
+/// phase 2 held is back; a looking call wins only the hand-offs no blocked
+/// call takes).
+fn look_again(done: Option<Restaged>, last: bool, vectors: usize) -> bool {
+    match done {
+        None => false,
+        Some(r) => r.staged < vectors && !last,
+    }
+}
+
 /// [`Checks::wait`] from phase 2, logging a wait that was not instant (the
 /// checks are meant to run ahead of the circuit computing).
 fn wait_for_checks(checks: &Checks, upto: usize) -> Result<()> {
@@ -358,22 +372,18 @@ fn locked_phases<B: Backend + ?Sized>(
                     let mut first = first.borrow_mut();
                     let (done, span) = relock.with(|lock| backend.restage(lock, inputs[0], n, &mut **first));
                     relocks.push(span);
-                    match done {
-                        None => false,
-                        Some(Restaged { added: 0, .. }) => !last,
-                        Some(Restaged { added, staged }) => {
-                            // The copies through the ring, outside both locks.
-                            if let Some(s) = first.as_mut() {
-                                if let Err(e) = backend.fill(0, inputs[0], s) {
-                                    tracing::debug!(error = %e, "host copies of circuit 0 staged while waiting failed: it uploads in its turn");
-                                    **first = None;
-                                    return false;
-                                }
+                    if let Some(Restaged { added: added @ 1.., .. }) = done {
+                        // The copies through the ring, outside both locks.
+                        if let Some(s) = first.as_mut() {
+                            if let Err(e) = backend.fill(0, inputs[0], s) {
+                                tracing::debug!(error = %e, "host copies of circuit 0 staged while waiting failed: it uploads in its turn");
+                                **first = None;
+                                return false;
                             }
-                            restaged += added;
-                            staged < inputs[0].len() && !last
                         }
+                        restaged += added;
                     }
+                    look_again(done, last, inputs[0].len())
                 })
             });
             if restaged > 0 {
@@ -562,4 +572,27 @@ fn phase2<'p, B: Backend + ?Sized>(
         out.iter_mut().zip(sums).for_each(|(o, m)| o.b_g2 += m);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{look_again, Restaged};
+
+    /// A waiting call looks on while circuit 0 is short and no phase 2 has
+    /// ended since its admission; it stops once a, b, c are staged, once
+    /// nothing more can be, and after its first look past a phase-2 end,
+    /// whatever that look staged.
+    #[test]
+    fn a_waiting_call_looks_on_only_while_short_and_before_a_phase_2_ends() {
+        let r = |added, staged| Some(Restaged { added, staged });
+        assert!(look_again(r(0, 0), false, 3), "nothing fits yet");
+        assert!(look_again(r(2, 2), false, 3), "part of it");
+        assert!(look_again(r(0, 2), false, 3));
+        assert!(!look_again(r(1, 3), false, 3), "whole");
+        assert!(!look_again(r(3, 3), false, 3), "whole at once");
+        assert!(!look_again(None, false, 3), "nothing more can be staged");
+        assert!(!look_again(r(0, 0), true, 3), "past a phase-2 end with nothing staged");
+        assert!(!look_again(r(2, 2), true, 3), "past a phase-2 end, still short");
+        assert!(!look_again(None, true, 3));
+    }
 }
