@@ -159,28 +159,22 @@ impl<'a> MemoryGuard<'a> {
         }
         let requested = Instant::now();
         ready();
-        loop {
-            let guard = match compute.try_lock() {
-                Ok(g) => g,
-                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    if restage(&relock) {
-                        std::thread::sleep(RESTAGE_POLL);
-                        continue;
-                    }
-                    let Held { _guard, acquired, .. } = Held::take(compute);
-                    return (span, ComputeGuard(Held { _guard, waited: acquired - requested, acquired }));
-                }
-            };
-            let acquired = Instant::now();
-            return (span, ComputeGuard(Held { _guard: guard, waited: acquired - requested, acquired }));
-        }
+        let guard = loop {
+            match compute.try_lock() {
+                Ok(g) => break g,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if restage(&relock) => std::thread::sleep(RESTAGE_POLL),
+                Err(std::sync::TryLockError::WouldBlock) => break lock(compute),
+            }
+        };
+        let acquired = Instant::now();
+        (span, ComputeGuard(Held { _guard: guard, waited: acquired - requested, acquired }))
     }
 
-    /// Ends a hold without going on to the compute lock (an admission made
-    /// again while a busy compute lock is waited for): releases the memory
-    /// lock and the gate, and returns the span.
-    pub fn release(self) -> Span {
+    /// Ends a hold: releases the memory lock and the gate, and returns the
+    /// span (phase 1's before the compute lock is asked for, or a look's in
+    /// [`Relock::with`]).
+    fn release(self) -> Span {
         let MemoryGuard { held, _admission, .. } = self;
         let span = held.release();
         drop(_admission);

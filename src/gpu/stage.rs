@@ -244,10 +244,16 @@ pub fn phase1_plan(avail: usize, reserve: usize, reusable: usize, one: usize, pi
 /// On an 80 GB card with porep-32g's key resident, a call admitted while
 /// another computes finds ~10.4 GB beside the reserve: a and b (4.3 GB each).
 pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize) -> usize {
-    (1..=2)
-        .rev()
-        .find(|&k| (k * vector).saturating_add(reserve) <= avail.saturating_sub(reusable) + reusable.min(k * vector))
-        .unwrap_or(0)
+    (1..=2).rev().find(|&k| fits_beside_reserve(k * vector, avail, reserve, reusable)).unwrap_or(0)
+}
+
+/// Whether `bytes` of pre-stage vectors fit beside the `reserve` in
+/// `avail`, of which `reusable` (idle pre-stage vectors and the pool's
+/// cache) serve pre-stages only: they count only up to `bytes`, so the
+/// reserve must fit in the rest. Saturating (a margin of up to 2^44 − 1 MiB
+/// parses).
+fn fits_beside_reserve(bytes: usize, avail: usize, reserve: usize, reusable: usize) -> bool {
+    bytes.saturating_add(reserve) <= avail.saturating_sub(reusable) + reusable.min(bytes)
 }
 
 /// How many more of circuit 0's a, b, c (`vector` bytes each) a call that
@@ -261,9 +267,8 @@ pub fn part_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize
 /// that fell back (one call computing, one pre-staged) finds the whole
 /// circuit's room once the computing call's phase 2 ends.
 pub fn restage_vectors(avail: usize, reserve: usize, reusable: usize, vector: usize, have: usize, part: bool) -> usize {
-    let fits = |k: usize| (k * vector).saturating_add(reserve) <= avail.saturating_sub(reusable) + reusable.min(k * vector);
     let missing = 3usize.saturating_sub(have);
-    match (1..=missing).rev().find(|&k| fits(k)) {
+    match (1..=missing).rev().find(|&k| fits_beside_reserve(k * vector, avail, reserve, reusable)) {
         Some(k) if part || k == missing => k,
         _ => 0,
     }
