@@ -42,6 +42,8 @@
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
 #             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
+#   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
+#             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
@@ -152,6 +154,22 @@ for step in "$@"; do
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $OUT/$variant/gpu-run-porep-same-run.log | grep -E "^\||wall|rc=|peak" | tail -n 12
       grep -o -E "side_ms=[0-9.]+ waited_ms=[0-9.]+" $OUT/$variant/gpu-run-porep-same-run.log | sort | uniq -c | head -n 6
       same_proofs $OUT/$variant/proofs-porep-32g-ours.txt
+    done
+    ;;
+  call10)
+    # The shape lotus and Curio's FFI send: one call of 10 circuits, ours (the key resident, the
+    # default) and upstream 0.1.2 in turn on the same file and card, in C10ORDER's order (each run
+    # also proves one W = 1 partition, the bench's first row); prints the rows and checks the proofs.
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "call10: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    i=0
+    for lib in ${C10ORDER:-ours upstream ours}; do
+      i=$((i + 1)); R=$OUT/call10-$lib-$i; mkdir -p $R
+      if [ $lib = ours ]; then skip="SKIP_UPSTREAM=1"; else skip="SKIP_OURS=1"; fi
+      env OUT=$R WORKERS=1 PARTITIONS=1 BATCH=10 MODES=two KEEP=1 $skip OURS_ENV="$LOGS" \
+        timeout ${C10TIMEOUT:-200} ./run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? ($lib)"
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| (ours|upstream)|rc=|peak|wall|busy" | tail -n 8
+      same_proofs $R/proofs-porep-32g-$lib.txt
     done
     ;;
   upstream)
