@@ -10,7 +10,7 @@
 //! over 2^23 bases on the device, for 1 and for 10 circuits in one pass. The G1 MSM also runs
 //! with its bases already on the device (like sppark's harness), with a
 //! per-kernel profile, and a sweep of launch choices (`MsmTuning`) at
-//! 2^BENCH_MSM_SWEEP_LOG (24; an odd size is added to the even ones) whose
+//! 2^BENCH_MSM_SWEEP_LOG (24; an odd size is added to the even ones; 0: none) whose
 //! fastest is rerun at every size, and a window sweep at a porep-32g tail's
 //! 2,118,373 points; every
 //! variant's point is asserted equal to the first run's. Limits:
@@ -18,7 +18,10 @@
 //! BENCH_MSM_H_SWEEP=1 adds the H-MSM's 2^27 points in the forms a streamed
 //! key runs them (one MSM per 2^23-point chunk, or every chunk into one
 //! bucket table: `streamed_forms`) and a window sweep of one MSM over them
-//! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory).
+//! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory), then that
+//! MSM with its sort beside the accumulation and without (`MsmTuning::sort_beside`);
+//! BENCH_MSM_H_SWEEP=resident runs only these last rows. Each MSM size also
+//! has a row with `sort_beside` flipped from its default.
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -98,11 +101,12 @@ fn main() {
     let max_ntt: u32 = std::env::var("BENCH_NTT_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(27);
     println!("| op | size | ms (median) | how |");
     println!("|---|---|---|---|");
+    // 0: no launch-choice sweep.
     let sweep_log: u32 = std::env::var("BENCH_MSM_SWEEP_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let mut msm_inputs = Vec::new();
     // Even sizes from 2^20, and the sweep's size where it is odd.
     let mut sizes: Vec<u32> = (20..=max_msm).step_by(2).collect();
-    if !sizes.contains(&sweep_log) {
+    if sweep_log != 0 && !sizes.contains(&sweep_log) {
         sizes.push(sweep_log);
         sizes.sort_unstable();
     }
@@ -121,6 +125,13 @@ fn main() {
         let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, MsmTuning::for_points(n), 3)).unwrap();
         assert_eq!(got, want, "resident-bases MSM differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); {} |", profile(&p));
+        // The same MSM with the sort beside the accumulation flipped from
+        // the default (MsmTuning::sort_beside; its profile is the default's:
+        // a profiled MSM sorts in turn).
+        let flipped = MsmTuning { sort_beside: !MsmTuning::for_points(n).sort_beside, ..MsmTuning::for_points(n) };
+        let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, flipped, 3)).unwrap();
+        assert_eq!(got, want, "resident-bases MSM with {flipped:?} differs at 2^{lg}");
+        println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside {} |", flipped.sort_beside);
         if lg == 24 {
             // 90 % of the scalars equal: one bucket of window 0 holds most points.
             let skewed: Vec<Scalar> = s.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();
@@ -140,7 +151,7 @@ fn main() {
             for window_bits in [18, 19, 20, 21] {
                 for points_per_thread in [32, 64] {
                     for block in [128, 256] {
-                        let t = MsmTuning { window_bits, points_per_thread, block };
+                        let t = MsmTuning { window_bits, points_per_thread, block, sort_beside: MsmTuning::for_points(1 << sweep_log).sort_beside };
                         let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, 2).unwrap();
                         assert_eq!(&got, want, "MSM with {t:?} differs");
                         println!("| G1 MSM sweep | 2^{sweep_log} | {ms:.1} | {t:?}; {} |", profile(&p));
@@ -231,8 +242,10 @@ fn main() {
         println!("| G2 MSM | 2^{lg} | {msm:.1} | GPU, pinned host bases and scalars in (3 runs); CPU backend on this host: {cpu:.1} ms |");
         println!("| G2 batch addition | 2^{lg} | {add:.1} | GPU, half the bits set, pinned bases (3 runs) |");
     }
-    if std::env::var_os("BENCH_MSM_H_SWEEP").is_some_and(|v| v == "1") {
-        h_msm_sweep(&gpu);
+    match std::env::var("BENCH_MSM_H_SWEEP").as_deref() {
+        Ok("1") => h_msm_sweep(&gpu, true),
+        Ok("resident") => h_msm_sweep(&gpu, false),
+        _ => {}
     }
 }
 
@@ -242,10 +255,12 @@ fn main() {
 /// access pattern), the scalars 2^27 random ones. First the forms a
 /// streamed key runs, kernels only (`streamed_forms`), then one MSM over
 /// all of them, as over a resident key, at windows c = 19..21 around
-/// MsmTuning::for_points's 20. Each must give the reference, Σ over the 8
+/// MsmTuning::for_points's 20, then at 20 with the sort beside the
+/// accumulation and without it in turn, twice (`streamed` false: only these
+/// last four rows). Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
-/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4 GB).
-fn h_msm_sweep(gpu: &GpuBackendHandle) {
+/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB).
+fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     const BLOCKS: usize = 8;
     let block = 1usize << 24;
     let n = BLOCKS * block;
@@ -256,8 +271,20 @@ fn h_msm_sweep(gpu: &GpuBackendHandle) {
     });
     let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
     drop(base);
-    streamed_forms(gpu, &b, &s, reference);
-    window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", "one MSM, bases on the device (2^24 repeated 8 times)"));
+    let how = "one MSM, bases on the device (2^24 repeated 8 times)";
+    if streamed {
+        streamed_forms(gpu, &b, &s, reference);
+        window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", how));
+    }
+    let chosen = MsmTuning::for_points(n);
+    gpu.with_pinned(&s, || {
+        for sort_beside in [true, false, true, false] {
+            let t = MsmTuning { sort_beside, ..chosen };
+            let (ms, got, _) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
+            assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} differs from the reference");
+            println!("| G1 MSM, H-MSM shape, sort beside {sort_beside} | 2^27 | {ms:.1} | {how}, {t:?} |");
+        }
+    });
 }
 
 /// The H-MSM as a streamed key runs it, kernels only (bases and scalars on

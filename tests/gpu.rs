@@ -262,15 +262,19 @@ fn gpu_msm_launch_choices_match_cpu() {
     for window_bits in [9, 17, 18] {
         for points_per_thread in [1, 16, 64] {
             for block in [64, 128, 256] {
-                let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block };
-                for ((name, sc), want) in inputs.iter().zip(&wants) {
-                    let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
-                    assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+                // Each window sorted beside the accumulation of the one before
+                // (two sort buffers in turn, a second stream) and in turn.
+                for sort_beside in [false, true] {
+                    let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block, sort_beside };
+                    for ((name, sc), want) in inputs.iter().zip(&wants) {
+                        let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                        assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+                    }
                 }
             }
         }
     }
-    eprintln!("MSM {n} points, 27 launch choices x (random, mostly 0/1): match");
+    eprintln!("MSM {n} points, 54 launch choices x (random, mostly 0/1): match");
     // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
     // over 1,025 (c = 24: more tiles than the totals' block has threads;
     // its bucket table takes 11 × (2^23 + 1) × 192 B = 16.5 GiB, so it runs
@@ -281,7 +285,7 @@ fn gpu_msm_launch_choices_match_cpu() {
             eprintln!("MSM with windows of 24 bits skipped: {free} B free on the device, ~20 GiB needed");
             continue;
         }
-        let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128 };
+        let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: true };
         for ((name, sc), want) in inputs.iter().zip(&wants) {
             let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
             assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");

@@ -44,6 +44,24 @@ impl Exec {
         Ok(Exec { gpu, stream, settings, phase: FaultPhase::Load, allocs: AtomicU64::new(0), alloc_nanos: AtomicU64::new(0), tails_ahead_room: AtomicUsize::new(0) })
     }
 
+    /// A second stream on this one's device, with its settings and phase, for
+    /// work that runs beside this stream's kernels (an MSM's sort beside its
+    /// accumulation). Its launches order themselves against this stream's
+    /// through the buffers they share (cudarc's read and write events); it
+    /// allocates nothing of its own here.
+    pub fn beside(&self) -> Result<Exec> {
+        let stream = self.gpu.new_stream()?;
+        Ok(Exec {
+            gpu: self.gpu.clone(),
+            stream,
+            settings: self.settings,
+            phase: self.phase,
+            allocs: AtomicU64::new(0),
+            alloc_nanos: AtomicU64::new(0),
+            tails_ahead_room: AtomicUsize::new(0),
+        })
+    }
+
     /// Counts one compute-pool allocation that started at `t`.
     fn allocated(&self, t: Instant) {
         self.allocs.fetch_add(1, Ordering::Relaxed);

@@ -147,10 +147,16 @@ impl SortBuffers {
     /// scans, their totals' scan, the tiles' offsets (cuda/msm.cu, the
     /// bucket scan).
     pub(crate) fn scan(&mut self, gpu: &Exec, k: u32, row: u32) -> Result<()> {
+        self.scan_counts(gpu, None, k, row)
+    }
+
+    /// [`SortBuffers::scan`] of row `row` of `counts` where given (another
+    /// set's histograms, of the same bucket count), else of its own.
+    pub(crate) fn scan_counts(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, k: u32, row: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
         let tiles = scan_tiles(self.buckets);
         let nb = self.buckets as usize;
-        let counts = self.counts.slice(row as usize * nb..(row as usize + 1) * nb);
+        let counts = counts.unwrap_or(&self.counts).slice(row as usize * nb..(row as usize + 1) * nb);
         let blocks = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
         let nb = self.buckets;
         // SAFETY: one block per tile of SCAN_TILE counts (reads below `buckets` only),
@@ -1023,6 +1029,10 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
 /// wait); the reduced window sums.
 struct MsmScratch<M: Mem = Dev> {
     sort: SortBuffers<M>,
+    /// A second set of the sort's buffers where the tuning sorts beside the
+    /// accumulation ([`MsmTuning::sort_beside`]; not in a [`SharedTable`],
+    /// whose chunks sort one after another): windows use the two in turn.
+    sort_beside: Option<SortBuffers<M>>,
     buckets: M::Buf<u64>,
     /// A [`SharedTable`]'s: one window's buckets of one sort, added into
     /// the table's row once accumulated.
@@ -1040,6 +1050,8 @@ impl<M: Mem> MsmScratch<M> {
         let segments = (nb - 1).div_ceil(SEGMENT) as usize;
         Ok(MsmScratch {
             sort: SortBuffers::new(a, n, nb, k, windows)?,
+            // Its counts are never read: the histograms are in `sort`'s.
+            sort_beside: if tuning.sort_beside && !shared && windows > 1 { Some(SortBuffers::new(a, n, nb, k, 1)?) } else { None },
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
             part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
@@ -1144,6 +1156,11 @@ impl<'p> Clock<'p> {
         Clock { gpu, profile, since: std::time::Instant::now() }
     }
 
+    /// Whether the launches are timed one by one.
+    fn profiling(&self) -> bool {
+        self.profile.is_some()
+    }
+
     fn mark(&mut self, field: fn(&mut MsmProfile) -> &mut f64) -> Result<()> {
         if let Some(p) = self.profile.as_deref_mut() {
             self.gpu.stream.synchronize().map_err(cuda_err("synchronize (MSM profile)"))?;
@@ -1174,7 +1191,7 @@ fn add_windows<G: DeviceGroup>(
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
-    let MsmScratch { sort, buckets, part, levels, .. } = scratch;
+    let MsmScratch { sort, sort_beside, buckets, part, levels, .. } = scratch;
 
     // SAFETY: d_scalars holds n scalars (asserted).
     unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
@@ -1186,6 +1203,9 @@ fn add_windows<G: DeviceGroup>(
     unsafe { launch::msm_histogram(gpu, grid(n), &scalars, n, c, nb, &mut sort.counts) }?;
     clock.mark(|p| &mut p.histogram_ms)?;
 
+    if let (Some(second), None, false) = (sort_beside.as_mut(), part.as_ref(), clock.profiling()) {
+        return sort_beside_accumulation::<G>(gpu, d_bases, n, d_scalars, tuning, [sort, second], levels, buckets, row);
+    }
     let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
         let scalars = d_scalars.as_view();
@@ -1207,6 +1227,58 @@ fn add_windows<G: DeviceGroup>(
                 mark(|p| &mut p.fixup_ms)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// [`add_windows`]'s windows with each window's sort on a second stream
+/// ([`Exec::beside`]) while the window before it accumulates on the call's
+/// stream: window w sorts into set w % 2 and accumulates into row w of
+/// `buckets` (`row` words each). The order of the launches
+/// is the order of the buffers' uses: window w + 1's sort is enqueued after
+/// window w − 1's accumulation (the last reader of the same buffers) and
+/// before window w's, so cudarc's events make the sort wait for that
+/// reader, and window w's accumulation for its own sort; the scalars'
+/// recoding and histograms are on the call's stream before any sort.
+#[allow(clippy::too_many_arguments)]
+fn sort_beside_accumulation<G: DeviceGroup>(
+    gpu: &Exec,
+    d_bases: &CudaView<'_, u64>,
+    n: usize,
+    d_scalars: &mut CudaViewMut<'_, u64>,
+    tuning: MsmTuning,
+    [first, second]: [&mut SortBuffers; 2],
+    levels: &mut Levels,
+    buckets: &mut CudaSlice<u64>,
+    row: usize,
+) -> Result<()> {
+    let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
+    let windows = tuning.windows();
+    let threads = n.div_ceil(k as usize);
+    let side = gpu.beside()?;
+    let scalars = d_scalars.as_view();
+    // Window w's sort on the side stream into set w % 2; both sets scan
+    // the histograms in the first set's counts (row w).
+    let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
+        let set = if w % 2 == 0 {
+            first.scan_counts(&side, None, k, w)?;
+            first
+        } else {
+            second.scan_counts(&side, Some(&first.counts), k, w)?;
+            second
+        };
+        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
+        unsafe { launch::msm_scatter(&side, grid(n), &scalars, n, c, w, &mut set.cursors, k, &mut set.idx, &mut set.thread_keys) }
+    };
+    sort(0, first, second)?;
+    let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
+    for w in 0..windows {
+        if w + 1 < windows {
+            sort(w + 1, first, second)?;
+        }
+        let set = if w % 2 == 0 { &*first } else { &*second };
+        let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
+        accumulate_sorted::<G>(gpu, d_bases, &set.sorted(), k, threads, levels, &mut bucket_row, &mut no_marks)?;
     }
     Ok(())
 }

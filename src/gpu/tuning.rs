@@ -15,7 +15,22 @@ pub struct MsmTuning {
     pub points_per_thread: u32,
     /// Threads per block of the accumulation launch (a multiple of 32, ≤ 256).
     pub block: u32,
+    /// Sort window w + 1 on a second stream while window w accumulates on
+    /// the call's stream, through two sets of sort buffers used in turn
+    /// (one more set of the sort's indices, starts and cursors: about 4
+    /// bytes per point). The scatter is bound by its atomics and scattered 4-byte
+    /// writes, the accumulation by the multiplier, so the two can share
+    /// the SMs. A profiled MSM runs its windows one after another
+    /// whatever this says, so that each kernel kind's time stays its own.
+    pub sort_beside: bool,
 }
+
+/// Points from which [`MsmTuning::for_points`] sorts beside the
+/// accumulation ([`MsmTuning::sort_beside`]): the MSMs whose sort takes
+/// tens of milliseconds (13 windows of 2^27 points at porep-32g's H-MSM).
+/// Below it the MSMs are the tails' and the chunks' (at most 2^23 points
+/// with the default 768 MiB chunk), whose device budgets stay as they are.
+pub const SORT_BESIDE_MIN_POINTS: usize = 1 << 24;
 
 impl MsmTuning {
     /// The defaults for `n` points: wider windows for bigger inputs, 32
@@ -50,7 +65,7 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128 }
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: n >= SORT_BESIDE_MIN_POINTS }
     }
 
     /// Windows of the signed-digit recoding: ⌈256/c⌉, so that c·(W−1) <
@@ -273,7 +288,7 @@ mod tests {
     /// to s as integers (positive and negative terms summed apart, 320 bits)
     /// and in Fr. Returns the digits.
     fn check_recoding(s: [u64; 4], c: u32) -> Vec<i64> {
-        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128 };
+        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128, sort_beside: false };
         let windows = tuning.windows();
         assert_eq!(windows, kernel_windows(c), "c = {c}: host and kernel window counts");
         assert!(c * (windows - 1) < 256 && 256 <= c * windows, "c = {c}");
@@ -316,7 +331,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0x5eed_d161);
         let random: Vec<[u64; 4]> = (0..300).map(|_| canonical(Scalar::random(&mut rng))).collect();
         for c in 2..=24u32 {
-            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32 }.windows() - 1);
+            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32, sort_beside: false }.windows() - 1);
             let k = to_u64(recode([0; 8], c).0);
             let max_t = add(r_minus_1, k).0;
             let low = sub(pow2(top), [1, 0, 0, 0]).0;

@@ -44,6 +44,8 @@
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
 #   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
+#   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
+#             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
@@ -120,6 +122,18 @@ for step in "$@"; do
       echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
     } > $K 2>&1
     grep -E "MSM|batch addition|sweep|rc=|panicked" $K
+    ;;
+  sortbeside)
+    # The MSM's sort beside its accumulation (MsmTuning::sort_beside), in one run: the GPU MSM
+    # tests (every launch choice with and without it), sppark 0.1.16's MSM, then ours at 2^20 …
+    # 2^26 with a row each way, and the H-MSM's shape (one MSM of 2^27, c = 20) on, off, on, off.
+    K=$OUT/sortbeside.log
+    {
+      echo "== gpu msm tests"; timeout 200 ./gpu msm --test-threads=1 --nocapture; echo "rc=$?"
+      echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
+      echo "== ours"; BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 300 ./gpu_bench; echo "rc=$?"
+    } > $K 2>&1
+    grep -E "MSM|test result|match|rc=|panicked|^== " $K | grep -v "tail sweep"
     ;;
   porep)
     mkdir -p $OUT/ours
