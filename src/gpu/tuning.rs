@@ -54,6 +54,8 @@ impl MsmTuning {
     /// and segments 22 ms more), c = 21 590. At 2^24, c = 18 was ahead in
     /// the sweep before the scan over tiles
     /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
+    /// From [`SORT_BESIDE_MIN_POINTS`] on, each window's sort runs beside
+    /// the accumulation of the window before ([`MsmTuning::sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
