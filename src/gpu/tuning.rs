@@ -25,13 +25,6 @@ pub struct MsmTuning {
     pub sort_beside: bool,
 }
 
-/// Points from which [`MsmTuning::for_points`] sorts beside the
-/// accumulation ([`MsmTuning::sort_beside`]): the MSMs whose sort takes
-/// tens of milliseconds (13 windows of 2^27 points at porep-32g's H-MSM).
-/// Below it the MSMs are the tails' and the chunks' (at most 2^23 points
-/// with the default 768 MiB chunk), whose device budgets stay as they are.
-pub const SORT_BESIDE_MIN_POINTS: usize = 1 << 24;
-
 impl MsmTuning {
     /// The defaults for `n` points: wider windows for bigger inputs, 32
     /// points per accumulation thread, blocks of 128 for the accumulation (3
@@ -54,8 +47,10 @@ impl MsmTuning {
     /// and segments 22 ms more), c = 21 590. At 2^24, c = 18 was ahead in
     /// the sweep before the scan over tiles
     /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
-    /// From [`SORT_BESIDE_MIN_POINTS`] on, each window's sort runs beside
-    /// the accumulation of the window before ([`MsmTuning::sort_beside`]).
+    /// Windows sort in turn with their accumulation
+    /// ([`MsmTuning::sort_beside`] off) until a GPU has timed the sort
+    /// beside it (`gpu_bench`'s rows each way at 2^20 … 2^26 and at the
+    /// H-MSM's 2^27 points; notes/GPU.md, session 39).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
@@ -67,7 +62,7 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: n >= SORT_BESIDE_MIN_POINTS }
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: false }
     }
 
     /// Windows of the signed-digit recoding: ⌈256/c⌉, so that c·(W−1) <
