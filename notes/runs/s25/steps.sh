@@ -51,11 +51,13 @@
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
-#   on an H200: steps.sh synth-bg tests wait radix (RADICES="2 2": the W = 1 resident hold) ·
-#               steps.sh table (FORMS="table-ramp table": a streamed key's H-MSM) · steps.sh porep · steps.sh upstream
-#   on an H100 (the key resident beside one pre-stage): TESTS="gpu gpu_params" steps.sh synth-bg tests wait,
-#               then RWORKERS=3 RPARTS=6 RMODES=two,two-noretry,two-noretry,two RTIMEOUT=500 steps.sh prestage
-#               (the retry while waiting, W = 3 alone: session 38 lost its last no-retry round to the timeout)
+#   first, on any card: steps.sh sortbeside (the sort beside the accumulation, not yet run on a GPU;
+#               session 39's device time went in starts that found no machine)
+#   on an H200: RADICES="2 2" steps.sh synth-bg tests wait radix (the W = 1 resident hold; the H200 has
+#               not been lent since session 28) · steps.sh call10 · steps.sh porep · steps.sh upstream
+#   on an H100 (the key resident beside one pre-stage): session 39 ran the tests, W = 3 prestage,
+#               call10 and a 16 GiB row at 7e49c80; if sortbeside pays, RADICES="2 2" steps.sh
+#               synth-bg wait radix with it on for the W = 1 hold
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
@@ -185,6 +187,14 @@ for step in "$@"; do
       echo "run.sh rc=$? ($lib)"
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| (ours|upstream)|rc=|peak|wall|busy" | tail -n 8
       same_proofs $R/proofs-porep-32g-$lib.txt
+    done
+    # Every run's proofs against upstream's of this call, on the device (a call returns only so
+    # many files): the same (row, partition) must give the same bytes.
+    U=$(ls $OUT/call10-upstream-*/proofs-porep-32g-upstream.txt 2>/dev/null | head -n 1)
+    for P in $OUT/call10-ours-*/proofs-porep-32g-ours.txt; do
+      [ -n "$U" ] && [ -f "$P" ] || continue
+      awk 'NR == FNR { u[$1 " " $2] = $3; next } ($1 " " $2) in u { n++; if (u[$1 " " $2] != $3) bad++ }
+           END { printf "%s: %d proofs compared with upstream'"'"'s of this call, %d differ\n", FILENAME, n, bad }' "$U" "$P"
     done
     ;;
   upstream)
