@@ -193,6 +193,14 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, &scalars);
         assert_eq!(gpu.compute().msm::<G1>(&bases, &scalars).unwrap(), want, "MSM 2^{lg}, random scalars");
         eprintln!("MSM 2^{lg} random scalars: match");
+        if lg + 2 > max {
+            // Each window sorted on a second stream while the one before
+            // accumulates, at a size where the two overlap for milliseconds.
+            let t = supraseal_c2::gpu::MsmTuning { sort_beside: true, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
+            let (_, got, _) = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1).unwrap();
+            assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}");
+            eprintln!("MSM 2^{lg} random scalars, the sort beside the accumulation: match");
+        }
     }
     let lg = 16.min(max);
     let n = 1usize << lg;
@@ -285,10 +293,12 @@ fn gpu_msm_launch_choices_match_cpu() {
             eprintln!("MSM with windows of 24 bits skipped: {free} B free on the device, ~20 GiB needed");
             continue;
         }
-        let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: true };
-        for ((name, sc), want) in inputs.iter().zip(&wants) {
-            let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
-            assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+        for sort_beside in [false, true] {
+            let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside };
+            for ((name, sc), want) in inputs.iter().zip(&wants) {
+                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+            }
         }
         eprintln!("MSM {n} points, windows of {window_bits} bits x (random, mostly 0/1): match");
     }

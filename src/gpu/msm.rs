@@ -1050,8 +1050,9 @@ impl<M: Mem> MsmScratch<M> {
         let segments = (nb - 1).div_ceil(SEGMENT) as usize;
         Ok(MsmScratch {
             sort: SortBuffers::new(a, n, nb, k, windows)?,
-            // Its counts are never read: the histograms are in `sort`'s.
-            sort_beside: if tuning.sort_beside && !shared && windows > 1 { Some(SortBuffers::new(a, n, nb, k, 1)?) } else { None },
+            // No rows of counts of its own (one unused element): it scans
+            // the histograms in `sort`'s.
+            sort_beside: if tuning.sort_beside && !shared && windows > 1 { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
             part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
@@ -1270,17 +1271,25 @@ fn sort_beside_accumulation<G: DeviceGroup>(
         // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
         unsafe { launch::msm_scatter(&side, grid(n), &scalars, n, c, w, &mut set.cursors, k, &mut set.idx, &mut set.thread_keys) }
     };
-    sort(0, first, second)?;
     let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
-    for w in 0..windows {
-        if w + 1 < windows {
-            sort(w + 1, first, second)?;
+    let mut windows_enqueued = || -> Result<()> {
+        sort(0, first, second)?;
+        for w in 0..windows {
+            if w + 1 < windows {
+                sort(w + 1, first, second)?;
+            }
+            let set = if w % 2 == 0 { &*first } else { &*second };
+            let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
+            accumulate_sorted::<G>(gpu, d_bases, &set.sorted(), k, threads, levels, &mut bucket_row, &mut no_marks)?;
         }
-        let set = if w % 2 == 0 { &*first } else { &*second };
-        let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
-        accumulate_sorted::<G>(gpu, d_bases, &set.sorted(), k, threads, levels, &mut bucket_row, &mut no_marks)?;
-    }
-    Ok(())
+        Ok(())
+    };
+    let enqueued = windows_enqueued();
+    // The call's stream waits for everything the side stream was given,
+    // whether or not every window was enqueued: its later work and its
+    // frees then need no event of a buffer to stand for the side stream.
+    let joined = gpu.stream.join(&side.stream).map_err(cuda_err("join the MSM's sort stream"));
+    enqueued.and(joined)
 }
 
 /// Σ_d d·B_d of every window of `scratch`'s bucket table, by segments, and
