@@ -1205,7 +1205,7 @@ fn add_windows<G: DeviceGroup>(
     clock.mark(|p| &mut p.histogram_ms)?;
 
     if let (Some(second), None, false) = (sort_beside.as_mut(), part.as_ref(), clock.profiling()) {
-        return sort_beside_accumulation::<G>(gpu, d_bases, n, d_scalars, tuning, [sort, second], levels, buckets, row);
+        return sort_beside_accumulation::<G>(gpu, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row);
     }
     let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
@@ -1245,8 +1245,8 @@ fn add_windows<G: DeviceGroup>(
 fn sort_beside_accumulation<G: DeviceGroup>(
     gpu: &Exec,
     d_bases: &CudaView<'_, u64>,
+    scalars: &CudaView<'_, u64>,
     n: usize,
-    d_scalars: &mut CudaViewMut<'_, u64>,
     tuning: MsmTuning,
     [first, second]: [&mut SortBuffers; 2],
     levels: &mut Levels,
@@ -1257,7 +1257,6 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     let windows = tuning.windows();
     let threads = n.div_ceil(k as usize);
     let side = gpu.beside()?;
-    let scalars = d_scalars.as_view();
     // Window w's sort on the side stream into set w % 2; both sets scan
     // the histograms in the first set's counts (row w).
     let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
@@ -1269,7 +1268,7 @@ fn sort_beside_accumulation<G: DeviceGroup>(
             second
         };
         // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
-        unsafe { launch::msm_scatter(&side, grid(n), &scalars, n, c, w, &mut set.cursors, k, &mut set.idx, &mut set.thread_keys) }
+        unsafe { launch::msm_scatter(&side, grid(n), scalars, n, c, w, &mut set.cursors, k, &mut set.idx, &mut set.thread_keys) }
     };
     let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
     let mut windows_enqueued = || -> Result<()> {
