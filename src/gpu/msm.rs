@@ -152,7 +152,7 @@ impl SortBuffers {
 
     /// [`SortBuffers::scan`] of row `row` of `counts` where given (another
     /// set's histograms, of the same bucket count), else of its own.
-    pub(crate) fn scan_counts(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, k: u32, row: u32) -> Result<()> {
+    fn scan_counts(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, k: u32, row: u32) -> Result<()> {
         let big_points = MERGE_ABOVE_PARTIALS.saturating_mul(k);
         let tiles = scan_tiles(self.buckets);
         let nb = self.buckets as usize;
@@ -167,6 +167,16 @@ impl SortBuffers {
         // SAFETY: one thread per bucket; starts and cursors hold buckets entries, tile_sums `tiles`.
         unsafe { launch::msm_scan_offsets(gpu, grid(nb as usize), &mut self.starts, &mut self.cursors, nb, &self.tile_sums) }?;
         Ok(())
+    }
+
+    /// Window `w`'s sort of the `n` recoded scalars (c-bit digits, threads
+    /// of `k` points) on `gpu`'s stream: the scan of row w of `counts`
+    /// (where given, else of its own), then the scatter.
+    #[allow(clippy::too_many_arguments)]
+    fn sort_window(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, scalars: &CudaView<'_, u64>, n: usize, c: u32, k: u32, w: u32) -> Result<()> {
+        self.scan_counts(gpu, counts, k, w)?;
+        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
+        unsafe { launch::msm_scatter(gpu, grid(n), scalars, n, c, w, &mut self.cursors, k, &mut self.idx, &mut self.thread_keys) }
     }
 
     pub(crate) fn sorted(&self) -> Sorted<'_> {
@@ -1052,7 +1062,7 @@ impl<M: Mem> MsmScratch<M> {
             sort: SortBuffers::new(a, n, nb, k, windows)?,
             // No rows of counts of its own (one unused element): it scans
             // the histograms in `sort`'s.
-            sort_beside: if tuning.sort_beside && !shared && windows > 1 { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
+            sort_beside: if tuning.sort_beside && !shared { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
             part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
@@ -1209,10 +1219,7 @@ fn add_windows<G: DeviceGroup>(
     }
     let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
-        let scalars = d_scalars.as_view();
-        sort.scan(gpu, k, w)?;
-        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
-        unsafe { launch::msm_scatter(gpu, grid(n), &scalars, n, c, w, &mut sort.cursors, k, &mut sort.idx, &mut sort.thread_keys) }?;
+        sort.sort_window(gpu, None, &d_scalars.as_view(), n, c, k, w)?;
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
@@ -1260,15 +1267,11 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     // Window w's sort on the side stream into set w % 2; both sets scan
     // the histograms in the first set's counts (row w).
     let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
-        let set = if w % 2 == 0 {
-            first.scan_counts(&side, None, k, w)?;
-            first
+        if w % 2 == 0 {
+            first.sort_window(&side, None, scalars, n, c, k, w)
         } else {
-            second.scan_counts(&side, Some(&first.counts), k, w)?;
-            second
-        };
-        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
-        unsafe { launch::msm_scatter(&side, grid(n), scalars, n, c, w, &mut set.cursors, k, &mut set.idx, &mut set.thread_keys) }
+            second.sort_window(&side, Some(&first.counts), scalars, n, c, k, w)
+        }
     };
     let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
     let mut windows_enqueued = || -> Result<()> {

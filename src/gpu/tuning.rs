@@ -18,10 +18,11 @@ pub struct MsmTuning {
     /// Sort window w + 1 on a second stream while window w accumulates on
     /// the call's stream, through two sets of sort buffers used in turn
     /// (one more set of the sort's indices, thread keys, starts, cursors
-    /// and scan tiles: about 4 bytes per point). The scatter is bound by its atomics and scattered 4-byte
-    /// writes, the accumulation by the multiplier, so the two can share
-    /// the SMs. A profiled MSM runs its windows one after another
-    /// whatever this says, so that each kernel kind's time stays its own.
+    /// and scan tiles: about 4 bytes per point). The scatter is bound by
+    /// its atomics and scattered 4-byte writes, the accumulation by the
+    /// multiplier, so the two can share the SMs. A profiled MSM runs its
+    /// windows one after another whatever this says, so that each kernel
+    /// kind's time stays its own.
     pub sort_beside: bool,
 }
 
