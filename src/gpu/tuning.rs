@@ -4,6 +4,31 @@
 //! (cuda/ntt_pass.cuh, driven by `gpu::ntt`). Compiled with or without the
 //! kernels so that benchmarks build everywhere.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// `SUPRASEAL_C2_MSM_SORT_BESIDE` as the last call's settings set it
+/// ([`set_sort_beside`]): one value for the process, so that every sizing of
+/// an MSM's buffers (`gpu::msm`, `gpu::stage`) and the MSM itself see the
+/// same [`MsmTuning::for_points`].
+static SORT_BESIDE: AtomicU8 = AtomicU8::new(SORT_BESIDE_AUTO);
+const SORT_BESIDE_AUTO: u8 = 0;
+const SORT_BESIDE_OFF: u8 = 1;
+const SORT_BESIDE_ON: u8 = 2;
+
+/// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort_beside`] for the
+/// calls that start after it: `Some(on)` for every size, `None` for the
+/// default. A proving call sets it from `SUPRASEAL_C2_MSM_SORT_BESIDE` at
+/// its start (`pipeline::start`), where the settings say no call is in
+/// flight while they change.
+pub fn set_sort_beside(choice: Option<bool>) {
+    let v = match choice {
+        None => SORT_BESIDE_AUTO,
+        Some(false) => SORT_BESIDE_OFF,
+        Some(true) => SORT_BESIDE_ON,
+    };
+    SORT_BESIDE.store(v, Ordering::Relaxed);
+}
+
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmTuning {
@@ -51,7 +76,8 @@ impl MsmTuning {
     /// Windows sort in turn with their accumulation
     /// ([`MsmTuning::sort_beside`] off) until a GPU has timed the sort
     /// beside it (`gpu_bench`'s rows each way at 2^20 … 2^26 and at the
-    /// H-MSM's 2^27 points; notes/GPU.md, session 39).
+    /// H-MSM's 2^27 points; notes/GPU.md, session 39), unless the call's
+    /// settings name a choice ([`set_sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
@@ -63,7 +89,8 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: false }
+        let sort_beside = SORT_BESIDE.load(Ordering::Relaxed) == SORT_BESIDE_ON;
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside }
     }
 
     /// Windows of the signed-digit recoding: ⌈256/c⌉, so that c·(W−1) <

@@ -72,6 +72,7 @@ pub struct Call<'a> {
 pub fn start(call: Call<'_>) -> Result<Pending> {
     let Call { key, batch, r, s, locks, gpu_index, validated } = call;
     let settings = Settings::from_env()?;
+    crate::gpu::tuning::set_sort_beside(settings.msm_sort_beside);
     // The public inputs (all but the constant one), copied: the split form
     // does not read the caller's buffers after start returns.
     let public_inputs = if settings.verify {

@@ -44,12 +44,14 @@
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
 #   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
+#             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
-#             checks the proofs; needs /tmp/p32.params (synth-bg, wait)
+#             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
+#             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   first, on any card: steps.sh sortbeside (the sort beside the accumulation, not yet run on a GPU;
 #               session 39's device time went in starts that found no machine)
@@ -182,7 +184,7 @@ for step in "$@"; do
     for lib in ${C10ORDER:-ours upstream ours}; do
       i=$((i + 1)); R=$OUT/call10-$lib-$i; mkdir -p $R
       if [ $lib = ours ]; then skip="SKIP_UPSTREAM=1"; else skip="SKIP_OURS=1"; fi
-      env OUT=$R WORKERS=1 PARTITIONS=1 BATCH=10 MODES=two KEEP=1 $skip OURS_ENV="$LOGS" \
+      env OUT=$R WORKERS=1 PARTITIONS=1 BATCH=10 MODES=two KEEP=1 $skip OURS_ENV="$LOGS ${C10ENV:-}" \
         timeout ${C10TIMEOUT:-200} ./run.sh porep-same-run > /dev/null 2>&1
       echo "run.sh rc=$? ($lib)"
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| (ours|upstream)|rc=|peak|wall|busy" | tail -n 8
@@ -208,13 +210,16 @@ for step in "$@"; do
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "radix: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
     i=0
     for radix in ${RADICES:-2 8 4 2}; do
-      i=$((i + 1)); R=$OUT/radix$radix-$i; mkdir -p $R
-      env OUT=$R WORKERS=1 PARTITIONS=3 MODES=two KEEP=1 SKIP_UPSTREAM=1 OURS_ENV="$LOGS SUPRASEAL_C2_NTT_RADIX=$radix" \
+    for sort in ${SORTS:-auto}; do
+      i=$((i + 1)); R=$OUT/radix$radix-sort$sort-$i; mkdir -p $R
+      env OUT=$R WORKERS=1 PARTITIONS=3 MODES=two KEEP=1 SKIP_UPSTREAM=1 \
+        OURS_ENV="$LOGS SUPRASEAL_C2_NTT_RADIX=$radix SUPRASEAL_C2_MSM_SORT_BESIDE=$sort" \
         timeout 200 ./run.sh porep-same-run > /dev/null 2>&1
-      echo "run.sh rc=$? (radix $radix)"
+      echo "run.sh rc=$? (radix $radix, sort beside $sort)"
       grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
       grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 3
       same_proofs $R/proofs-porep-32g-ours.txt
+    done
     done
     ;;
   resident)
