@@ -45,6 +45,7 @@
 #   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
 #             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
+#   hshape    the H-MSM's shape alone, the sort beside on, off, on, off (sortbeside's first part)  ~100 s
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
@@ -73,6 +74,9 @@ same_proofs() {  # each proof of $1 against the reference's proof of the same ci
        { missing++ }
        END { printf "%d proofs compared with the reference, %d differ, %d without a reference\n", n, bad, missing }' \
     70cf2f7-proofs-upstream.txt "$1"
+}
+hshape() {
+  BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 200 ./gpu_bench; echo "rc=$?"
 }
 LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
 for step in "$@"; do
@@ -127,13 +131,19 @@ for step in "$@"; do
     } > $K 2>&1
     grep -E "MSM|batch addition|sweep|rc=|panicked" $K
     ;;
+  hshape)
+    # The H-MSM's shape alone (one MSM of 2^27, c = 20) with the sort beside its accumulation and
+    # without, on, off, on, off (sortbeside's first part; NO_HSHAPE=1 leaves it out there).
+    hshape > $OUT/hshape.log 2>&1
+    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log
+    ;;
   sortbeside)
     # The MSM's sort beside its accumulation (MsmTuning::sort_beside), in one run: the GPU MSM
     # tests (every launch choice with and without it), sppark 0.1.16's MSM, then ours at 2^20 …
     # 2^26 with a row each way, and the H-MSM's shape (one MSM of 2^27, c = 20) on, off, on, off.
     K=$OUT/sortbeside.log
     {
-      echo "== ours, the H-MSM's shape"; BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 200 ./gpu_bench; echo "rc=$?"
+      [ -z "${NO_HSHAPE:-}" ] && { echo "== ours, the H-MSM's shape"; hshape; }
       echo "== gpu msm tests"; timeout 200 ./gpu msm --test-threads=1 --nocapture; echo "rc=$?"
       echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
       echo "== ours"; BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
