@@ -19,9 +19,11 @@
 //! key runs them (one MSM per 2^23-point chunk, or every chunk into one
 //! bucket table: `streamed_forms`) and a window sweep of one MSM over them
 //! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory), then that
-//! MSM with its sort beside the accumulation and without (`MsmTuning::sort_beside`);
+//! MSM with its sort beside the accumulation (its stream at the default and at
+//! the greatest priority: `SortBeside`) and without (`MsmTuning::sort_beside`);
 //! BENCH_MSM_H_SWEEP=resident runs only these last rows. Each MSM size also
-//! has a row with `sort_beside` flipped from its default.
+//! has a row with `sort_beside` flipped from its default, and one with the
+//! sort beside on a stream of the greatest priority.
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -38,6 +40,7 @@ use rayon::prelude::*;
 use supraseal_c2::backend::Compute;
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
+use supraseal_c2::gpu::tuning::{set_sort_beside, SortBeside};
 use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
@@ -132,6 +135,13 @@ fn main() {
         let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, flipped, 3)).unwrap();
         assert_eq!(got, want, "resident-bases MSM with {flipped:?} differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside {} |", flipped.sort_beside);
+        // And beside it on a stream of the greatest priority (SortBeside::First).
+        set_sort_beside(SortBeside::First);
+        let first = MsmTuning { sort_beside: true, ..MsmTuning::for_points(n) };
+        let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, first, 3)).unwrap();
+        set_sort_beside(SortBeside::Auto);
+        assert_eq!(got, want, "resident-bases MSM with the sort first beside it differs at 2^{lg}");
+        println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside true, its stream first |");
         if lg == 24 {
             // 90 % of the scalars equal: one bucket of window 0 holds most points.
             let skewed: Vec<Scalar> = s.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();
@@ -256,8 +266,9 @@ fn main() {
 /// streamed key runs, kernels only (`streamed_forms`), then one MSM over
 /// all of them, as over a resident key, at windows c = 19..21 around
 /// MsmTuning::for_points's 20, then at 20 with the sort beside the
-/// accumulation and without it in turn, twice (`streamed` false: only these
-/// last four rows). Each must give the reference, Σ over the 8
+/// accumulation (its stream at the default priority, then at the greatest)
+/// and without it in turn, twice (`streamed` false: only these
+/// last six rows). Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
 /// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB).
 fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
@@ -278,12 +289,14 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     }
     let chosen = MsmTuning::for_points(n);
     gpu.with_pinned(&s, || {
-        for sort_beside in [true, false, true, false] {
-            let t = MsmTuning { sort_beside, ..chosen };
+        for mode in [SortBeside::On, SortBeside::First, SortBeside::Off, SortBeside::On, SortBeside::First, SortBeside::Off] {
+            set_sort_beside(mode);
+            let t = MsmTuning { sort_beside: mode != SortBeside::Off, ..chosen };
             let (ms, got, _) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
-            assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} differs from the reference");
-            println!("| G1 MSM, H-MSM shape, sort beside {sort_beside} | 2^27 | {ms:.1} | {how}, {t:?} |");
+            assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} ({mode:?}) differs from the reference");
+            println!("| G1 MSM, H-MSM shape, sort beside {mode:?} | 2^27 | {ms:.1} | {how}, {t:?} |");
         }
+        set_sort_beside(SortBeside::Auto);
     });
 }
 

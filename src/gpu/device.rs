@@ -135,6 +135,15 @@ impl Gpu {
         self.ctx.new_stream().map_err(cuda_err("cuStreamCreate"))
     }
 
+    /// A stream at the context's greatest priority: the block scheduler
+    /// gives its kernels' waiting blocks the SMs that free up before those
+    /// of kernels on streams of the default priority.
+    pub fn new_priority_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.bind_to_thread().map_err(cuda_err("cuCtxSetCurrent"))?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range().map_err(cuda_err("cuCtxGetStreamPriorityRange"))?;
+        self.ctx.new_stream_with_priority(greatest).map_err(cuda_err("cuStreamCreateWithPriority"))
+    }
+
 }
 
 /// What a host registration is for.

@@ -46,11 +46,12 @@ impl Exec {
 
     /// A second stream on this one's device, with its settings and phase, for
     /// work that runs beside this stream's kernels (an MSM's sort beside its
-    /// accumulation). Its launches order themselves against this stream's
-    /// through the buffers they share (cudarc's read and write events); it
-    /// allocates nothing of its own here.
-    pub fn beside(&self) -> Result<Exec> {
-        let stream = self.gpu.new_stream()?;
+    /// accumulation), at the device's greatest priority where `first`
+    /// ([`Gpu::new_priority_stream`]). Its launches order themselves against
+    /// this stream's through the buffers they share (cudarc's read and write
+    /// events); it allocates nothing of its own here.
+    pub fn beside(&self, first: bool) -> Result<Exec> {
+        let stream = if first { self.gpu.new_priority_stream()? } else { self.gpu.new_stream()? };
         Ok(Exec {
             gpu: self.gpu.clone(),
             stream,

@@ -1263,7 +1263,7 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let windows = tuning.windows();
     let threads = n.div_ceil(k as usize);
-    let side = gpu.beside()?;
+    let side = gpu.beside(super::tuning::sort_stream_first())?;
     // Window w's sort on the side stream into set w % 2; both sets scan
     // the histograms in the first set's counts (row w).
     let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {

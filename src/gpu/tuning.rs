@@ -14,19 +14,42 @@ static SORT_BESIDE: AtomicU8 = AtomicU8::new(SORT_BESIDE_AUTO);
 const SORT_BESIDE_AUTO: u8 = 0;
 const SORT_BESIDE_OFF: u8 = 1;
 const SORT_BESIDE_ON: u8 = 2;
+const SORT_BESIDE_FIRST: u8 = 3;
 
-/// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort_beside`] for the
-/// calls that start after it: `Some(on)` for every size, `None` for the
-/// default. A proving call sets it from `SUPRASEAL_C2_MSM_SORT_BESIDE` at
-/// its start (`pipeline::start`), where the settings say no call is in
-/// flight while they change.
-pub fn set_sort_beside(choice: Option<bool>) {
+/// How an MSM sorts its windows (`SUPRASEAL_C2_MSM_SORT_BESIDE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBeside {
+    /// [`MsmTuning::for_points`]' choice.
+    Auto,
+    /// Each window sorts, then accumulates, on the call's stream.
+    Off,
+    /// Each window's sort on a second stream beside the accumulation.
+    On,
+    /// As `On`, the second stream at the device's greatest priority, so
+    /// that the sort's blocks take the SMs that the accumulation's free
+    /// before its own waiting blocks do.
+    First,
+}
+
+/// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort_beside`] (and
+/// [`sort_stream_first`]) for the calls that start after it. A proving call
+/// sets it from `SUPRASEAL_C2_MSM_SORT_BESIDE` at its start
+/// (`pipeline::start`), where the settings say no call is in flight while
+/// they change.
+pub fn set_sort_beside(choice: SortBeside) {
     let v = match choice {
-        None => SORT_BESIDE_AUTO,
-        Some(false) => SORT_BESIDE_OFF,
-        Some(true) => SORT_BESIDE_ON,
+        SortBeside::Auto => SORT_BESIDE_AUTO,
+        SortBeside::Off => SORT_BESIDE_OFF,
+        SortBeside::On => SORT_BESIDE_ON,
+        SortBeside::First => SORT_BESIDE_FIRST,
     };
     SORT_BESIDE.store(v, Ordering::Relaxed);
+}
+
+/// Whether an MSM that sorts beside its accumulation puts the sort's
+/// stream at the device's greatest priority ([`SortBeside::First`]).
+pub fn sort_stream_first() -> bool {
+    SORT_BESIDE.load(Ordering::Relaxed) == SORT_BESIDE_FIRST
 }
 
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
@@ -89,7 +112,7 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        let sort_beside = SORT_BESIDE.load(Ordering::Relaxed) == SORT_BESIDE_ON;
+        let sort_beside = matches!(SORT_BESIDE.load(Ordering::Relaxed), SORT_BESIDE_ON | SORT_BESIDE_FIRST);
         MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside }
     }
 
