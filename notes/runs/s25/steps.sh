@@ -45,6 +45,7 @@
 #   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
 #             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
+#   msmtests  the GPU MSM tests alone (every launch choice with and without the sort beside)  ~100 s
 #   hshape    the H-MSM's shape alone, the sort beside on, off, on, off (sortbeside's first part)  ~100 s
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
@@ -130,6 +131,11 @@ for step in "$@"; do
       echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
     } > $K 2>&1
     grep -E "MSM|batch addition|sweep|rc=|panicked" $K
+    ;;
+  msmtests)
+    # The GPU MSM tests alone (sortbeside's second part).
+    timeout 200 ./gpu msm --test-threads=1 --nocapture > $OUT/msmtests.log 2>&1; echo "rc=$?"
+    grep -E "test result|match|panicked|FAILED" $OUT/msmtests.log | tail -n 12
     ;;
   hshape)
     # The H-MSM's shape alone (one MSM of 2^27, c = 20) with the sort beside its accumulation and
