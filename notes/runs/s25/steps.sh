@@ -55,13 +55,13 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
-#   first, on any card: steps.sh sortbeside (the sort beside the accumulation, not yet run on a GPU;
-#               session 39's device time went in starts that found no machine)
+#   first, on any card (sessions 39 and 40 found no machine for it): RADICES=2 SORTS="first off on"
+#               steps.sh synth-bg hshape msmtests wait radix (~500 s: the H-MSM's shape with the sort
+#               beside on, first, off; the GPU MSM tests; the W = 1 hold with each, proofs checked),
+#               then NO_HSHAPE=1 steps.sh sortbeside (sppark's MSM, ours at 2^20 … 2^26 each way). If
+#               a mode pays, `MsmTuning::for_points` takes it from 2^24 points
 #   on an H200: RADICES="2 2" steps.sh synth-bg tests wait radix (the W = 1 resident hold; the H200 has
-#               not been lent since session 28) · steps.sh call10 · steps.sh porep · steps.sh upstream
-#   on an H100 (the key resident beside one pre-stage): session 39 ran the tests, W = 3 prestage,
-#               call10 and a 16 GiB row at 7e49c80; if sortbeside pays, RADICES="2 2" steps.sh
-#               synth-bg wait radix with it on for the W = 1 hold
+#               not been lent since session 28) · steps.sh call10 (C10ENV for a mode) · porep · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
