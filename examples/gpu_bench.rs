@@ -40,7 +40,7 @@ use rayon::prelude::*;
 use supraseal_c2::backend::Compute;
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
-use supraseal_c2::gpu::tuning::{set_sort_beside, SortBeside};
+use supraseal_c2::gpu::tuning::{with_sort_beside, SortBeside};
 use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
@@ -136,10 +136,8 @@ fn main() {
         assert_eq!(got, want, "resident-bases MSM with {flipped:?} differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside {} |", flipped.sort_beside);
         // And beside it on a stream of the greatest priority (SortBeside::First).
-        set_sort_beside(SortBeside::First);
         let first = MsmTuning { sort_beside: true, ..MsmTuning::for_points(n) };
-        let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, first, 3)).unwrap();
-        set_sort_beside(SortBeside::Auto);
+        let (ms, got, _) = with_sort_beside(SortBeside::First, || gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, first, 3))).unwrap();
         assert_eq!(got, want, "resident-bases MSM with the sort first beside it differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside true, its stream first |");
         if lg == 24 {
@@ -290,13 +288,11 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     let chosen = MsmTuning::for_points(n);
     gpu.with_pinned(&s, || {
         for mode in [SortBeside::On, SortBeside::First, SortBeside::Off, SortBeside::On, SortBeside::First, SortBeside::Off] {
-            set_sort_beside(mode);
             let t = MsmTuning { sort_beside: mode != SortBeside::Off, ..chosen };
-            let (ms, got, _) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
+            let (ms, got, _) = with_sort_beside(mode, || gpu.msm_g1_resident_ms(&b, &s, t, 2)).unwrap();
             assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} ({mode:?}) differs from the reference");
             println!("| G1 MSM, H-MSM shape, sort beside {mode:?} | 2^27 | {ms:.1} | {how}, {t:?} |");
         }
-        set_sort_beside(SortBeside::Auto);
     });
 }
 

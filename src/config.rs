@@ -20,7 +20,7 @@
 //! | `SUPRASEAL_C2_PRESTAGE_PART` | tests: `1` or `2`: phase 1 stages only that many of circuit 0's a, b, c (as where no whole circuit fits beside a computing call's peak) and phase 2 uploads the rest (or, with `SUPRASEAL_C2_PRESTAGE_RETRY=on`, the call stages it while it waits for a busy compute lock); read only in builds with the `tools` feature | unset |
 //! | `SUPRASEAL_C2_SPLIT_ALWAYS` | tests: `1` (or `on`) takes the split-MSM plan (`groth16::split`) whatever its tail, so a random witness's L, A and B sums have tails; `0` (or `off`); read only in builds with the `tools` feature | `0` |
 //! | `SUPRASEAL_C2_NTT_RADIX` | `2`, `4` or `8`: the radix of the quotient's NTT passes (`gpu::tuning::NttTuning`: stages a thread runs in registers between two barriers) in place of the one `NttTuning::for_domain` chooses, for comparing them on a card; the proofs are the same | unset (radix 2) |
-//! | `SUPRASEAL_C2_MSM_SORT_BESIDE` | `auto` (`gpu::tuning::MsmTuning::for_points`' choice), `on` (each window of a GPU MSM sorts its points on a second stream while the previous window accumulates: about 4 more device bytes per point), `first` (as `on`, that stream at the device's greatest priority, so that the sort's blocks take the SMs the accumulation frees before its own waiting blocks do) or `off` (each window sorts, then accumulates, on the call's stream), for comparing them on a card; the proofs are the same | `auto` |
+//! | `SUPRASEAL_C2_MSM_SORT_BESIDE` | `auto` (`gpu::tuning::MsmTuning::for_points`' choice: `off`), `on` (each window of a GPU MSM sorts its points on a second stream while the previous window accumulates: about 4 more device bytes per point), `first` (as `on`, that stream at the device's greatest priority, so that the sort's blocks take the SMs the accumulation frees before its own waiting blocks do) or `off` (each window sorts, then accumulates, on the call's stream), for comparing them on a card; the proofs are the same | `auto` |
 //! | `SUPRASEAL_C2_GPU_CHUNK_MB` | MiB of bases one MSM or batch-addition chunk holds on the device (a call's peak grows with it; see `gpu::stage::compute_peak_bytes`) | 768 |
 //! | `SUPRASEAL_C2_VERIFY` | `1` (or `on`): verify every proof against the key's verifying key before writing it; `0` (or `off`) | `0` |
 //! | `SUPRASEAL_C2_HOST_STAGING` | how callers' pageable a/b/c reach the device: `ring` (copied through the library's page-locked staging buffers, `gpu::staging`; no host registration during a call) or `register` (each circuit's buffers page-locked with `cuMemHostRegister` while the call needs them). Buffers the caller page-locked itself go up directly either way | `ring` |
@@ -89,7 +89,10 @@ pub struct Settings {
     pub prestage_part_forced: Option<usize>,
     /// `SUPRASEAL_C2_NTT_RADIX` as log2 of the radix, 1 ..= 3.
     pub ntt_radix_lg: Option<u32>,
-    /// `SUPRASEAL_C2_MSM_SORT_BESIDE`.
+    /// `SUPRASEAL_C2_MSM_SORT_BESIDE`. Process-wide: a proving call puts it
+    /// into `gpu::tuning::set_sort_beside` at its start, which every MSM's
+    /// sizing and launch read; a backend opened with these settings does not
+    /// read it from them.
     pub msm_sort_beside: SortBeside,
     /// `SUPRASEAL_C2_G2_MSM=gpu`: the GPU backend runs the G2 MSMs of B′ on
     /// the device (phase 2) instead of on the CPU thread.
@@ -633,7 +636,7 @@ mod tests {
             assert!(parse(&[("SUPRASEAL_C2_NTT_RADIX", v)]).unwrap_err().message.contains("2, 4 or 8"), "SUPRASEAL_C2_NTT_RADIX={v:?}");
         }
         assert_eq!(d.msm_sort_beside, SortBeside::Auto, "MsmTuning::for_points' choice by default");
-        for (v, b) in [("auto", SortBeside::Auto), (" On", SortBeside::On), ("FIRST", SortBeside::First), ("off", SortBeside::Off)] {
+        for (v, b) in [("auto", SortBeside::Auto), ("", SortBeside::Auto), (" On", SortBeside::On), ("FIRST", SortBeside::First), ("off", SortBeside::Off)] {
             assert_eq!(parse(&[("SUPRASEAL_C2_MSM_SORT_BESIDE", v)]).unwrap().msm_sort_beside, b, "SUPRASEAL_C2_MSM_SORT_BESIDE={v:?}");
         }
         assert!(parse(&[("SUPRASEAL_C2_MSM_SORT_BESIDE", "1")]).unwrap_err().message.contains("auto, on, first or off"));

@@ -202,10 +202,9 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
             eprintln!("MSM 2^{lg} random scalars, the sort beside the accumulation: match");
             // And on a stream of the greatest priority, whose blocks take
             // the SMs the accumulation frees first.
-            supraseal_c2::gpu::tuning::set_sort_beside(supraseal_c2::gpu::tuning::SortBeside::First);
-            let first = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1);
-            supraseal_c2::gpu::tuning::set_sort_beside(supraseal_c2::gpu::tuning::SortBeside::Auto);
-            assert_eq!(first.unwrap().1, want, "MSM 2^{lg}, random scalars, {t:?}, its sort's stream first");
+            use supraseal_c2::gpu::tuning::{with_sort_beside, SortBeside};
+            let (_, got, _) = with_sort_beside(SortBeside::First, || gpu.msm_g1_resident_ms(&bases, &scalars, t, 1)).unwrap();
+            assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}, its sort's stream first");
             eprintln!("MSM 2^{lg} random scalars, the sort beside the accumulation on a stream first: match");
         }
     }

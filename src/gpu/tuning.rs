@@ -26,16 +26,17 @@ pub enum SortBeside {
     /// Each window's sort on a second stream beside the accumulation.
     On,
     /// As `On`, the second stream at the device's greatest priority, so
-    /// that the sort's blocks take the SMs that the accumulation's free
-    /// before its own waiting blocks do.
+    /// that the sort's blocks take the SMs the accumulation frees before
+    /// its own waiting blocks do.
     First,
 }
 
 /// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort_beside`] (and
-/// [`sort_stream_first`]) for the calls that start after it. A proving call
-/// sets it from `SUPRASEAL_C2_MSM_SORT_BESIDE` at its start
-/// (`pipeline::start`), where the settings say no call is in flight while
-/// they change.
+/// [`sort_stream_first`]) for the process. A proving call sets it from
+/// `SUPRASEAL_C2_MSM_SORT_BESIDE` at its start (`pipeline::start`), where
+/// the settings say no call is in flight while they change: every sizing of
+/// an MSM's buffers reads it again, so a change during a call can make a
+/// call allocate more than its admission counted.
 pub fn set_sort_beside(choice: SortBeside) {
     let v = match choice {
         SortBeside::Auto => SORT_BESIDE_AUTO,
@@ -44,6 +45,21 @@ pub fn set_sort_beside(choice: SortBeside) {
         SortBeside::First => SORT_BESIDE_FIRST,
     };
     SORT_BESIDE.store(v, Ordering::Relaxed);
+}
+
+/// `f` with [`set_sort_beside`]`(choice)`, the value before it restored
+/// afterwards, also when `f` panics: for benchmarks and tests that compare
+/// the modes in one process while no proving call is in flight.
+pub fn with_sort_beside<T>(choice: SortBeside, f: impl FnOnce() -> T) -> T {
+    struct Restore(u8);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SORT_BESIDE.store(self.0, Ordering::Relaxed);
+        }
+    }
+    let _restore = Restore(SORT_BESIDE.load(Ordering::Relaxed));
+    set_sort_beside(choice);
+    f()
 }
 
 /// Whether an MSM that sorts beside its accumulation puts the sort's
@@ -97,10 +113,10 @@ impl MsmTuning {
     /// the sweep before the scan over tiles
     /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
     /// Windows sort in turn with their accumulation
-    /// ([`MsmTuning::sort_beside`] off) until a GPU has timed the sort
-    /// beside it (`gpu_bench`'s rows each way at 2^20 … 2^26 and at the
-    /// H-MSM's 2^27 points; notes/GPU.md, session 39), unless the call's
-    /// settings name a choice ([`set_sort_beside`]).
+    /// ([`MsmTuning::sort_beside`] off): the sort beside it is not yet timed
+    /// on a GPU (`gpu_bench`'s rows each way at 2^20 … 2^26 and at the
+    /// H-MSM's 2^27 points time it; notes/GPU.md), unless the process's
+    /// choice says otherwise ([`set_sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
