@@ -1215,7 +1215,12 @@ fn add_windows<G: DeviceGroup>(
     clock.mark(|p| &mut p.histogram_ms)?;
 
     if let (Some(second), None, false) = (sort_beside.as_mut(), part.as_ref(), clock.profiling()) {
-        return sort_beside_accumulation::<G>(gpu, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row);
+        // Without a second stream the windows sort in turn, as where the
+        // tuning says so (the second set then goes unused).
+        match gpu.beside(super::tuning::sort_stream_first()) {
+            Ok(side) => return sort_beside_accumulation::<G>(gpu, &side, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row),
+            Err(e) => tracing::debug!(error = %e, "MSM: no second stream for the sort; the windows sort in turn"),
+        }
     }
     let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
@@ -1239,9 +1244,9 @@ fn add_windows<G: DeviceGroup>(
     Ok(())
 }
 
-/// [`add_windows`]'s windows with each window's sort on a second stream
-/// ([`Exec::beside`]) while the window before it accumulates on the call's
-/// stream: window w sorts into set w % 2 and accumulates into row w of
+/// [`add_windows`]'s windows with each window's sort on `side`, a second
+/// stream ([`Exec::beside`]), while the window before it accumulates on the
+/// call's stream: window w sorts into set w % 2 and accumulates into row w of
 /// `buckets` (`row` words each). The order of the launches
 /// is the order of the buffers' uses: window w + 1's sort is enqueued after
 /// window w − 1's accumulation (the last reader of the same buffers) and
@@ -1251,6 +1256,7 @@ fn add_windows<G: DeviceGroup>(
 #[allow(clippy::too_many_arguments)]
 fn sort_beside_accumulation<G: DeviceGroup>(
     gpu: &Exec,
+    side: &Exec,
     d_bases: &CudaView<'_, u64>,
     scalars: &CudaView<'_, u64>,
     n: usize,
@@ -1263,14 +1269,13 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let windows = tuning.windows();
     let threads = n.div_ceil(k as usize);
-    let side = gpu.beside(super::tuning::sort_stream_first())?;
     // Window w's sort on the side stream into set w % 2; both sets scan
     // the histograms in the first set's counts (row w).
     let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
         if w % 2 == 0 {
-            first.sort_window(&side, None, scalars, n, c, k, w)
+            first.sort_window(side, None, scalars, n, c, k, w)
         } else {
-            second.sort_window(&side, Some(&first.counts), scalars, n, c, k, w)
+            second.sort_window(side, Some(&first.counts), scalars, n, c, k, w)
         }
     };
     let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
