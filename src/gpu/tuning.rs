@@ -7,17 +7,14 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// `SUPRASEAL_C2_MSM_SORT_BESIDE` as the last call's settings set it
-/// ([`set_sort_beside`]): one value for the process, so that every sizing of
-/// an MSM's buffers (`gpu::msm`, `gpu::stage`) and the MSM itself see the
-/// same [`MsmTuning::for_points`].
-static SORT_BESIDE: AtomicU8 = AtomicU8::new(SORT_BESIDE_AUTO);
-const SORT_BESIDE_AUTO: u8 = 0;
-const SORT_BESIDE_OFF: u8 = 1;
-const SORT_BESIDE_ON: u8 = 2;
-const SORT_BESIDE_FIRST: u8 = 3;
+/// ([`set_sort_beside`]), a [`SortBeside`] as `u8`: one value for the
+/// process, so that every sizing of an MSM's buffers (`gpu::msm`,
+/// `gpu::stage`) and the MSM itself see the same [`MsmTuning::for_points`].
+static SORT_BESIDE: AtomicU8 = AtomicU8::new(SortBeside::Auto as u8);
 
 /// How an MSM sorts its windows (`SUPRASEAL_C2_MSM_SORT_BESIDE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum SortBeside {
     /// [`MsmTuning::for_points`]' choice.
     Auto,
@@ -38,13 +35,7 @@ pub enum SortBeside {
 /// an MSM's buffers reads it again, so a change during a call can make a
 /// call allocate more than its admission counted.
 pub fn set_sort_beside(choice: SortBeside) {
-    let v = match choice {
-        SortBeside::Auto => SORT_BESIDE_AUTO,
-        SortBeside::Off => SORT_BESIDE_OFF,
-        SortBeside::On => SORT_BESIDE_ON,
-        SortBeside::First => SORT_BESIDE_FIRST,
-    };
-    SORT_BESIDE.store(v, Ordering::Relaxed);
+    SORT_BESIDE.store(choice as u8, Ordering::Relaxed);
 }
 
 /// `f` with [`set_sort_beside`]`(choice)`, the value before it restored
@@ -57,15 +48,14 @@ pub fn with_sort_beside<T>(choice: SortBeside, f: impl FnOnce() -> T) -> T {
             SORT_BESIDE.store(self.0, Ordering::Relaxed);
         }
     }
-    let _restore = Restore(SORT_BESIDE.load(Ordering::Relaxed));
-    set_sort_beside(choice);
+    let _restore = Restore(SORT_BESIDE.swap(choice as u8, Ordering::Relaxed));
     f()
 }
 
 /// Whether an MSM that sorts beside its accumulation puts the sort's
 /// stream at the device's greatest priority ([`SortBeside::First`]).
 pub fn sort_stream_first() -> bool {
-    SORT_BESIDE.load(Ordering::Relaxed) == SORT_BESIDE_FIRST
+    SORT_BESIDE.load(Ordering::Relaxed) == SortBeside::First as u8
 }
 
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
@@ -128,7 +118,8 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        let sort_beside = matches!(SORT_BESIDE.load(Ordering::Relaxed), SORT_BESIDE_ON | SORT_BESIDE_FIRST);
+        let choice = SORT_BESIDE.load(Ordering::Relaxed);
+        let sort_beside = choice == SortBeside::On as u8 || choice == SortBeside::First as u8;
         MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside }
     }
 
