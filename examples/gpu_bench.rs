@@ -128,18 +128,14 @@ fn main() {
         let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, MsmTuning::for_points(n), 3)).unwrap();
         assert_eq!(got, want, "resident-bases MSM differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); {} |", profile(&p));
-        // The same MSM with the sort beside the accumulation flipped from
-        // the default (MsmTuning::sort_beside; its profile is the default's:
-        // a profiled MSM sorts in turn).
-        let flipped = MsmTuning { sort_beside: !MsmTuning::for_points(n).sort_beside, ..MsmTuning::for_points(n) };
-        let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, flipped, 3)).unwrap();
-        assert_eq!(got, want, "resident-bases MSM with {flipped:?} differs at 2^{lg}");
-        println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside {} |", flipped.sort_beside);
-        // And beside it on a stream of the greatest priority (SortBeside::First).
-        let first = MsmTuning { sort_beside: true, ..MsmTuning::for_points(n) };
-        let (ms, got, _) = with_sort_beside(SortBeside::First, || gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, first, 3))).unwrap();
-        assert_eq!(got, want, "resident-bases MSM with the sort first beside it differs at 2^{lg}");
-        println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort_beside true, its stream first |");
+        // The same MSM with its windows sorted each way (SortBeside), the
+        // default above (`auto`; its profile sorts in turn) among them.
+        for mode in [SortBeside::Off, SortBeside::On, SortBeside::First] {
+            let t = MsmTuning { sort_beside: mode != SortBeside::Off, ..MsmTuning::for_points(n) };
+            let (ms, got, _) = with_sort_beside(mode, || gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, t, 3))).unwrap();
+            assert_eq!(got, want, "resident-bases MSM with {t:?} ({mode:?}) differs at 2^{lg}");
+            println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort {mode:?} |");
+        }
         if lg == 24 {
             // 90 % of the scalars equal: one bucket of window 0 holds most points.
             let skewed: Vec<Scalar> = s.iter().enumerate().map(|(i, r)| if i % 10 == 0 { *r } else { Scalar::from(3u64) }).collect();

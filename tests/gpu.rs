@@ -194,18 +194,18 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
         assert_eq!(gpu.compute().msm::<G1>(&bases, &scalars).unwrap(), want, "MSM 2^{lg}, random scalars");
         eprintln!("MSM 2^{lg} random scalars: match");
         if lg + 2 > max {
-            // Each window sorted on a second stream while the one before
-            // accumulates, at a size where the two overlap for milliseconds.
-            let t = supraseal_c2::gpu::MsmTuning { sort_beside: true, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
-            let (_, got, _) = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1).unwrap();
-            assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}");
-            eprintln!("MSM 2^{lg} random scalars, the sort beside the accumulation: match");
-            // And on a stream of the greatest priority, whose blocks take
-            // the SMs the accumulation frees first.
+            // Each way of sorting the windows, whatever the size's default
+            // (`auto`: beside, its stream first, from 2^24 points): in turn,
+            // and on a second stream while the window before accumulates
+            // (there for milliseconds at this size), at the default
+            // priority and at the greatest.
             use supraseal_c2::gpu::tuning::{with_sort_beside, SortBeside};
-            let (_, got, _) = with_sort_beside(SortBeside::First, || gpu.msm_g1_resident_ms(&bases, &scalars, t, 1)).unwrap();
-            assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}, its sort's stream first");
-            eprintln!("MSM 2^{lg} random scalars, the sort beside the accumulation on a stream first: match");
+            for mode in [SortBeside::Off, SortBeside::On, SortBeside::First] {
+                let t = supraseal_c2::gpu::MsmTuning { sort_beside: mode != SortBeside::Off, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
+                let (_, got, _) = with_sort_beside(mode, || gpu.msm_g1_resident_ms(&bases, &scalars, t, 1)).unwrap();
+                assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}, {mode:?}");
+                eprintln!("MSM 2^{lg} random scalars, the windows sorted {mode:?}: match");
+            }
         }
     }
     let lg = 16.min(max);

@@ -1411,6 +1411,7 @@ mod tests {
         let h = (1usize << 27) - 1;
         assert_eq!(resident_msm_points::<G1>(h, chunk_bytes, h_msm_budget(h, chunk_bytes)), 1 << 27);
         assert_eq!(MsmTuning::for_points(1 << 27).window_bits, 20);
+        assert!(MsmTuning::for_points(1 << 27).sort_beside && !MsmTuning::for_points(chunk_points::<G1>(chunk_bytes)).sort_beside);
         for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 1 << 25, 130_169_893, h] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
                 let chunk = chunk_points::<G1>(chunk_bytes);

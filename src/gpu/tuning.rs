@@ -16,7 +16,7 @@ static SORT_BESIDE: AtomicU8 = AtomicU8::new(SortBeside::Auto as u8);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum SortBeside {
-    /// [`MsmTuning::for_points`]' choice.
+    /// [`MsmTuning::for_points`]' choice: as `First` from 2^24 points, else as `Off`.
     Auto,
     /// Each window sorts, then accumulates, on the call's stream.
     Off,
@@ -53,9 +53,11 @@ pub fn with_sort_beside<T>(choice: SortBeside, f: impl FnOnce() -> T) -> T {
 }
 
 /// Whether an MSM that sorts beside its accumulation puts the sort's
-/// stream at the device's greatest priority ([`SortBeside::First`]).
+/// stream at the device's greatest priority: [`SortBeside::First`], and
+/// [`SortBeside::Auto`] (where [`MsmTuning::for_points`] sorts beside).
 pub fn sort_stream_first() -> bool {
-    SORT_BESIDE.load(Ordering::Relaxed) == SortBeside::First as u8
+    let choice = SORT_BESIDE.load(Ordering::Relaxed);
+    choice == SortBeside::First as u8 || choice == SortBeside::Auto as u8
 }
 
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
@@ -102,11 +104,15 @@ impl MsmTuning {
     /// and segments 22 ms more), c = 21 590. At 2^24, c = 18 was ahead in
     /// the sweep before the scan over tiles
     /// (`notes/runs/s20/083a492-kernels.log`), and has not been swept since.
-    /// Windows sort in turn with their accumulation
-    /// ([`MsmTuning::sort_beside`] off): the sort beside it is not yet timed
-    /// on a GPU (`gpu_bench`'s rows each way at 2^20 … 2^26 and at the
-    /// H-MSM's 2^27 points time it; notes/GPU.md), unless the process's
-    /// choice says otherwise ([`set_sort_beside`]).
+    /// From 2^24 points each window's sort runs beside the accumulation of
+    /// the window before it, on a stream of the device's greatest priority
+    /// ([`SortBeside::First`]); below, windows sort in turn. Measured on an
+    /// H100 at a8083c2 (`notes/runs/s41/`), bases on the device: 2^24
+    /// 140.8 ms first against 146.5 in turn, 2^26 498.7 against 503.8, the
+    /// H-MSM's 2^27 points 976.9/978.7 against 981.1/1007.3; below 2^24
+    /// the gain is within 0.3 ms and the second sort set would also grow
+    /// the streamed key's chunk MSMs (2^23 points), which a 16 GiB card
+    /// runs. The process's choice overrides it ([`set_sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
@@ -119,7 +125,11 @@ impl MsmTuning {
             lg.saturating_sub(2).clamp(5, 16)
         };
         let choice = SORT_BESIDE.load(Ordering::Relaxed);
-        let sort_beside = choice == SortBeside::On as u8 || choice == SortBeside::First as u8;
+        let sort_beside = match choice {
+            c if c == SortBeside::Off as u8 => false,
+            c if c == SortBeside::Auto as u8 => n >= 1 << 24,
+            _ => true,
+        };
         MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside }
     }
 
@@ -455,5 +465,24 @@ mod tests {
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1));
         let t = MsmTuning::for_points(2_118_373);
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (16, 16, (1 << 15) + 1));
+    }
+
+    /// The process's choice as no test changes it (`auto`; this binary's
+    /// tests read it concurrently, so none sets it): the sort beside, its
+    /// stream first, from 2^24 points, and in turn below, where the streamed
+    /// key's chunk MSMs run.
+    #[test]
+    fn auto_sorts_beside_from_2_pow_24_points() {
+        for lg in 0..=30 {
+            assert_eq!(MsmTuning::for_points(1 << lg).sort_beside, lg >= 24, "2^{lg}");
+        }
+        assert!(!MsmTuning::for_points((1 << 24) - 1).sort_beside);
+        // The default chunk: 768 MiB of 96-byte G1 points, 2^23 of them
+        // (`gpu::msm::chunk_points`).
+        let fit = crate::config::GPU_CHUNK_DEFAULT / 96;
+        let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
+        assert_eq!(chunk, 1 << 23);
+        assert!(!MsmTuning::for_points(chunk).sort_beside, "a streamed chunk of {chunk} points");
+        assert!(super::sort_stream_first());
     }
 }
