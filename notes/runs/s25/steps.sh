@@ -55,13 +55,13 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
-#   first, on any card (sessions 39 and 40 found no machine for it): RADICES=2 SORTS="first off on"
-#               steps.sh synth-bg hshape msmtests wait radix (~500 s: the H-MSM's shape with the sort
-#               beside on, first, off; the GPU MSM tests; the W = 1 hold with each, proofs checked),
-#               then NO_HSHAPE=1 steps.sh sortbeside (sppark's MSM, ours at 2^20 … 2^26 each way). If
-#               a mode pays, `MsmTuning::for_points` takes it from 2^24 points
-#   on an H200: RADICES="2 2" steps.sh synth-bg tests wait radix (the W = 1 resident hold; the H200 has
-#               not been lent since session 28) · steps.sh call10 (C10ENV for a mode) · porep · upstream
+#   first, on any card: steps.sh synth-bg tests wait (the GPU tests at the head, where `auto`
+#               sorts beside from 2^24 points, ~560 s), then RADICES="2 2" SORTS="auto off"
+#               steps.sh radix (the W = 1 hold with the default and in turn, ~300 s), then
+#               RWORKERS=2,3 RMODES=two,two steps.sh prestage (W = 2, 3 with the default; peak
+#               VRAM beside session 39's in turn, which the second sort set raises by ~544 MiB)
+#   on an H200: the same; issue 31's W = 1 resident hold ≤ 1.5 s is an H200 target (no H200
+#               since session 28) · steps.sh call10 · porep · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
