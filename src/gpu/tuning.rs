@@ -110,9 +110,11 @@ impl MsmTuning {
     /// H100 at a8083c2 (`notes/runs/s41/`), bases on the device: 2^24
     /// 140.8 ms first against 146.5 in turn, 2^26 498.7 against 503.8, the
     /// H-MSM's 2^27 points 976.9/978.7 against 981.1/1007.3; below 2^24
-    /// the gain is within 0.3 ms and the second sort set would also grow
-    /// the streamed key's chunk MSMs (2^23 points), which a 16 GiB card
-    /// runs. The process's choice overrides it ([`set_sort_beside`]).
+    /// the gain is 0.3 ms at 2^20 and 2.0 at 2^22, and the second sort set
+    /// would also grow the streamed key's chunk MSMs (2^23 points), which a
+    /// 16 GiB card runs and which were not timed that way. MSMs that share
+    /// one bucket table sort in turn whatever the choice. The process's
+    /// choice overrides it ([`set_sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
