@@ -22,8 +22,8 @@
 //! MSM with its sort beside the accumulation (its stream at the default and at
 //! the greatest priority: `SortBeside`) and without (`MsmTuning::sort_beside`);
 //! BENCH_MSM_H_SWEEP=resident runs only these last rows. Each MSM size also
-//! has a row with `sort_beside` flipped from its default, and one with the
-//! sort beside on a stream of the greatest priority.
+//! has a row per way of sorting the windows (`SortBeside`: in turn, beside at
+//! the default priority, beside first), the default among them.
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -168,7 +168,8 @@ fn main() {
         });
         let (_, t) = best.unwrap();
         for (lg, b, s, want) in &msm_inputs {
-            let t = MsmTuning { window_bits: MsmTuning::for_points(1 << lg).window_bits.min(t.window_bits), ..t };
+            let own = MsmTuning::for_points(1 << lg);
+            let t = MsmTuning { window_bits: own.window_bits.min(t.window_bits), sort_beside: own.sort_beside, ..t };
             let (ms, got, p) = gpu.with_pinned(s, || gpu.msm_g1_resident_ms(b, s, t, 3)).unwrap();
             assert_eq!(&got, want, "MSM with {t:?} differs at 2^{lg}");
             println!("| G1 MSM best | 2^{lg} | {ms:.1} | bases on the device, {t:?}; {} |", profile(&p));
