@@ -5,10 +5,6 @@
 //! In a build without kernels the tests are ignored; on a machine without a
 //! usable GPU each prints why it is skipped and passes.
 //! `GPU_TEST_MAX_LOG` (default 24) caps the largest size.
-//! Some tests set the process-wide sort choice (`with_sort_beside`) for an
-//! MSM, which every MSM sized meanwhile reads: run them one at a time
-//! (`--test-threads=1`, as the device scripts do) where another test's
-//! memory is measured.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
@@ -20,12 +16,12 @@ use rayon::prelude::*;
 use supraseal_c2::backend::{Backend, Compute};
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::{msm as cpu_msm, ntt as cpu_ntt, CpuCompute};
-use supraseal_c2::gpu::tuning::{with_sort_beside, SortBeside};
+use supraseal_c2::gpu::tuning::WindowSort;
 
-/// The ways an MSM sorts its windows, each set explicitly (whatever `auto`
-/// chooses for the size): in turn, beside at the default priority, beside
-/// first.
-const SORTS: [SortBeside; 3] = [SortBeside::Off, SortBeside::On, SortBeside::First];
+/// The ways an MSM sorts its windows, each named in its tuning (whatever
+/// `auto` chooses for the size): in turn, beside at the default priority,
+/// beside first.
+const SORTS: [WindowSort; 3] = [WindowSort::InTurn, WindowSort::Beside, WindowSort::BesideFirst];
 
 fn max_log() -> u32 {
     std::env::var("GPU_TEST_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
@@ -209,11 +205,11 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
             // and on a second stream while the window before accumulates
             // (there for milliseconds at this size), at the default
             // priority and at the greatest.
-            for mode in SORTS {
-                let t = supraseal_c2::gpu::MsmTuning { sort_beside: mode != SortBeside::Off, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
-                let (_, got, _) = with_sort_beside(mode, || gpu.msm_g1_resident_ms(&bases, &scalars, t, 1)).unwrap();
-                assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}, {mode:?}");
-                eprintln!("MSM 2^{lg} random scalars, the windows sorted {mode:?}: match");
+            for sort in SORTS {
+                let t = supraseal_c2::gpu::MsmTuning { sort, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
+                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1).unwrap();
+                assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}");
+                eprintln!("MSM 2^{lg} random scalars, the windows sorted {sort:?}: match");
             }
         }
     }
@@ -288,11 +284,11 @@ fn gpu_msm_launch_choices_match_cpu() {
                 // Each window sorted in turn, and beside the accumulation of
                 // the one before (two sort buffers in turn, a second stream
                 // at the default priority and at the greatest).
-                for mode in SORTS {
-                    let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block, sort_beside: mode != SortBeside::Off };
+                for sort in SORTS {
+                    let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block, sort };
                     for ((name, sc), want) in inputs.iter().zip(&wants) {
-                        let (_, got, _) = with_sort_beside(mode, || gpu.msm_g1_resident_ms(&bases, sc, t, 1)).unwrap();
-                        assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}, {mode:?}");
+                        let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                        assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
                     }
                 }
             }
@@ -309,11 +305,11 @@ fn gpu_msm_launch_choices_match_cpu() {
             eprintln!("MSM with windows of 24 bits skipped: {free} B free on the device, ~20 GiB needed");
             continue;
         }
-        for mode in SORTS {
-            let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside: mode != SortBeside::Off };
+        for sort in SORTS {
+            let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort };
             for ((name, sc), want) in inputs.iter().zip(&wants) {
-                let (_, got, _) = with_sort_beside(mode, || gpu.msm_g1_resident_ms(&bases, sc, t, 1)).unwrap();
-                assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}, {mode:?}");
+                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
             }
         }
         eprintln!("MSM {n} points, windows of {window_bits} bits x (random, mostly 0/1): match");

@@ -1040,7 +1040,7 @@ pub fn msm_resident_bytes<G: DeviceGroup>(n: usize, tuning: MsmTuning) -> usize 
 struct MsmScratch<M: Mem = Dev> {
     sort: SortBuffers<M>,
     /// A second set of the sort's buffers where the tuning sorts beside the
-    /// accumulation ([`MsmTuning::sort_beside`]; not in a [`SharedTable`],
+    /// accumulation ([`MsmTuning::sort`]; not in a [`SharedTable`],
     /// whose chunks sort one after another): windows use the two in turn.
     sort_beside: Option<SortBuffers<M>>,
     buckets: M::Buf<u64>,
@@ -1062,7 +1062,7 @@ impl<M: Mem> MsmScratch<M> {
             sort: SortBuffers::new(a, n, nb, k, windows)?,
             // No rows of counts of its own (one unused element): it scans
             // the histograms in `sort`'s.
-            sort_beside: if tuning.sort_beside && !shared { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
+            sort_beside: if tuning.sorts_beside() && !shared { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
             part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
@@ -1217,7 +1217,7 @@ fn add_windows<G: DeviceGroup>(
     if let (Some(second), None, false) = (sort_beside.as_mut(), part.as_ref(), clock.profiling()) {
         // Without a second stream the windows sort in turn, as where the
         // tuning says so (the second set then goes unused).
-        match gpu.beside(super::tuning::sort_stream_first()) {
+        match gpu.beside(tuning.sort == super::tuning::WindowSort::BesideFirst) {
             Ok(side) => return sort_beside_accumulation::<G>(gpu, &side, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row),
             Err(e) => tracing::debug!(error = %e, "MSM: no second stream for the sort; the windows sort in turn"),
         }
@@ -1411,7 +1411,7 @@ mod tests {
         let h = (1usize << 27) - 1;
         assert_eq!(resident_msm_points::<G1>(h, chunk_bytes, h_msm_budget(h, chunk_bytes)), 1 << 27);
         assert_eq!(MsmTuning::for_points(1 << 27).window_bits, 20);
-        assert!(MsmTuning::for_points(1 << 27).sort_beside && !MsmTuning::for_points(chunk_points::<G1>(chunk_bytes)).sort_beside);
+        assert!(MsmTuning::for_points(1 << 27).sorts_beside() && !MsmTuning::for_points(chunk_points::<G1>(chunk_bytes)).sorts_beside());
         for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 1 << 25, 130_169_893, h] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
                 let chunk = chunk_points::<G1>(chunk_bytes);

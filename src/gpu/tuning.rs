@@ -28,8 +28,7 @@ pub enum SortBeside {
     First,
 }
 
-/// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort_beside`] (and
-/// [`sort_stream_first`]) for the process. A proving call sets it from
+/// Sets [`MsmTuning::for_points`]'s [`MsmTuning::sort`] for the process. A proving call sets it from
 /// `SUPRASEAL_C2_MSM_SORT_BESIDE` at its start (`pipeline::start`), where
 /// the settings say no call is in flight while they change: every sizing of
 /// an MSM's buffers reads it again, so a change during a call can make a
@@ -38,26 +37,27 @@ pub fn set_sort_beside(choice: SortBeside) {
     SORT_BESIDE.store(choice as u8, Ordering::Relaxed);
 }
 
-/// `f` with [`set_sort_beside`]`(choice)`, the value before it restored
-/// afterwards, also when `f` panics: for benchmarks and tests that compare
-/// the modes in one process while no proving call is in flight.
-pub fn with_sort_beside<T>(choice: SortBeside, f: impl FnOnce() -> T) -> T {
-    struct Restore(u8);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SORT_BESIDE.store(self.0, Ordering::Relaxed);
-        }
+/// The process's choice ([`set_sort_beside`]).
+fn sort_choice() -> SortBeside {
+    match SORT_BESIDE.load(Ordering::Relaxed) {
+        v if v == SortBeside::Off as u8 => SortBeside::Off,
+        v if v == SortBeside::On as u8 => SortBeside::On,
+        v if v == SortBeside::First as u8 => SortBeside::First,
+        _ => SortBeside::Auto,
     }
-    let _restore = Restore(SORT_BESIDE.swap(choice as u8, Ordering::Relaxed));
-    f()
 }
 
-/// Whether an MSM that sorts beside its accumulation puts the sort's
-/// stream at the device's greatest priority: [`SortBeside::First`], and
-/// [`SortBeside::Auto`] (where [`MsmTuning::for_points`] sorts beside).
-pub fn sort_stream_first() -> bool {
-    let choice = SORT_BESIDE.load(Ordering::Relaxed);
-    choice == SortBeside::First as u8 || choice == SortBeside::Auto as u8
+/// How one MSM sorts its windows ([`MsmTuning::sort`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowSort {
+    /// Each window sorts, then accumulates, on the call's stream.
+    InTurn,
+    /// Window w + 1 sorts on a second stream while window w accumulates.
+    Beside,
+    /// As `Beside`, the second stream at the device's greatest priority, so
+    /// that the sort's blocks take the SMs the accumulation frees before
+    /// its own waiting blocks do.
+    BesideFirst,
 }
 
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
@@ -71,15 +71,16 @@ pub struct MsmTuning {
     pub points_per_thread: u32,
     /// Threads per block of the accumulation launch (a multiple of 32, ≤ 256).
     pub block: u32,
-    /// Sort window w + 1 on a second stream while window w accumulates on
-    /// the call's stream, through two sets of sort buffers used in turn
-    /// (one more set of the sort's indices, thread keys, starts, cursors
-    /// and scan tiles: about 4 bytes per point). The scatter is bound by
-    /// its atomics and scattered 4-byte writes, the accumulation by the
-    /// multiplier, so the two can share the SMs. A profiled MSM runs its
-    /// windows one after another whatever this says, so that each kernel
-    /// kind's time stays its own.
-    pub sort_beside: bool,
+    /// Whether window w + 1 sorts on a second stream while window w
+    /// accumulates on the call's stream, and at which priority: beside, it
+    /// takes two sets of sort buffers used in turn (one more set of the
+    /// sort's indices, thread keys, starts, cursors and scan tiles: about
+    /// 4 bytes per point). The scatter is bound by its atomics and
+    /// scattered 4-byte writes, the accumulation by the multiplier, so the
+    /// two can share the SMs. A profiled MSM, and one that shares a bucket
+    /// table, runs its windows one after another whatever this says, so
+    /// that each kernel kind's time stays its own.
+    pub sort: WindowSort,
 }
 
 impl MsmTuning {
@@ -126,13 +127,19 @@ impl MsmTuning {
         } else {
             lg.saturating_sub(2).clamp(5, 16)
         };
-        let choice = SORT_BESIDE.load(Ordering::Relaxed);
-        let sort_beside = match choice {
-            c if c == SortBeside::Off as u8 => false,
-            c if c == SortBeside::Auto as u8 => n >= 1 << 24,
-            _ => true,
+        let sort = match sort_choice() {
+            SortBeside::Off => WindowSort::InTurn,
+            SortBeside::On => WindowSort::Beside,
+            SortBeside::First => WindowSort::BesideFirst,
+            SortBeside::Auto if n >= 1 << 24 => WindowSort::BesideFirst,
+            SortBeside::Auto => WindowSort::InTurn,
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort_beside }
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort }
+    }
+
+    /// Whether the windows sort on a second stream ([`MsmTuning::sort`]).
+    pub fn sorts_beside(&self) -> bool {
+        self.sort != WindowSort::InTurn
     }
 
     /// Windows of the signed-digit recoding: ⌈256/c⌉, so that c·(W−1) <
@@ -355,7 +362,7 @@ mod tests {
     /// to s as integers (positive and negative terms summed apart, 320 bits)
     /// and in Fr. Returns the digits.
     fn check_recoding(s: [u64; 4], c: u32) -> Vec<i64> {
-        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128, sort_beside: false };
+        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128, sort: super::WindowSort::InTurn };
         let windows = tuning.windows();
         assert_eq!(windows, kernel_windows(c), "c = {c}: host and kernel window counts");
         assert!(c * (windows - 1) < 256 && 256 <= c * windows, "c = {c}");
@@ -398,7 +405,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0x5eed_d161);
         let random: Vec<[u64; 4]> = (0..300).map(|_| canonical(Scalar::random(&mut rng))).collect();
         for c in 2..=24u32 {
-            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32, sort_beside: false }.windows() - 1);
+            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32, sort: super::WindowSort::InTurn }.windows() - 1);
             let k = to_u64(recode([0; 8], c).0);
             let max_t = add(r_minus_1, k).0;
             let low = sub(pow2(top), [1, 0, 0, 0]).0;
@@ -476,15 +483,15 @@ mod tests {
     #[test]
     fn auto_sorts_beside_from_2_pow_24_points() {
         for lg in 0..=30 {
-            assert_eq!(MsmTuning::for_points(1 << lg).sort_beside, lg >= 24, "2^{lg}");
+            let want = if lg >= 24 { super::WindowSort::BesideFirst } else { super::WindowSort::InTurn };
+            assert_eq!(MsmTuning::for_points(1 << lg).sort, want, "2^{lg}");
         }
-        assert!(!MsmTuning::for_points((1 << 24) - 1).sort_beside);
+        assert!(!MsmTuning::for_points((1 << 24) - 1).sorts_beside());
         // The default chunk: 768 MiB of 96-byte G1 points, 2^23 of them
         // (`gpu::msm::chunk_points`).
         let fit = crate::config::GPU_CHUNK_DEFAULT / 96;
         let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
         assert_eq!(chunk, 1 << 23);
-        assert!(!MsmTuning::for_points(chunk).sort_beside, "a streamed chunk of {chunk} points");
-        assert!(super::sort_stream_first());
+        assert!(!MsmTuning::for_points(chunk).sorts_beside(), "a streamed chunk of {chunk} points");
     }
 }

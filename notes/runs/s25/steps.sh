@@ -144,7 +144,7 @@ for step in "$@"; do
     grep -E "MSM|match|rc=|panicked" $OUT/hshape.log
     ;;
   sortbeside)
-    # The MSM's sort beside its accumulation (MsmTuning::sort_beside), in one run: the GPU MSM
+    # The MSM's sort beside its accumulation (MsmTuning::sort), in one run: the GPU MSM
     # tests (every launch choice with and without it), sppark 0.1.16's MSM, then ours at 2^20 …
     # 2^26 with a row each way, and the H-MSM's shape (one MSM of 2^27, c = 20) on, off, on, off.
     K=$OUT/sortbeside.log
