@@ -74,9 +74,6 @@ pub enum WindowScatter {
     /// or not the windows sort beside the accumulation (the sorts run one
     /// after another on one stream). MSMs that share one bucket table (a
     /// streamed key's chunks) scatter in one pass whatever this says.
-    /// [`MsmTuning::for_points`] does not choose it until a GPU has timed it
-    /// against `Direct` (gpu_bench's rows per scatter, notes/GPU.md); the
-    /// GPU MSM tests and gpu_bench name it.
     Binned,
 }
 
@@ -104,6 +101,10 @@ pub struct MsmTuning {
     /// How each window's sort scatters its points ([`WindowScatter`]).
     pub scatter: WindowScatter,
 }
+
+/// Points from which [`MsmTuning::for_points`] scatters in two passes
+/// ([`WindowScatter::Binned`]).
+const BINNED_FROM: usize = 1 << 25;
 
 impl MsmTuning {
     /// The defaults for `n` points: wider windows for bigger inputs, 32
@@ -137,8 +138,7 @@ impl MsmTuning {
     /// would also grow the streamed key's chunk MSMs (2^23 points), which a
     /// 16 GiB card runs and which were not timed that way. MSMs that share
     /// one bucket table sort in turn whatever the choice. The process's
-    /// choice overrides it ([`set_sort_beside`]). Every window scatters in
-    /// one pass ([`WindowScatter::Direct`]).
+    /// choice overrides it ([`set_sort_beside`]).
     pub fn for_points(n: usize) -> Self {
         let lg = usize::BITS - n.max(1).leading_zeros();
         let window_bits = if n >= 1 << 26 {
@@ -157,7 +157,8 @@ impl MsmTuning {
             SortBeside::Auto if n >= 1 << 24 => WindowSort::BesideFirst,
             SortBeside::Auto => WindowSort::InTurn,
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort, scatter: WindowScatter::Direct }
+        let scatter = if n >= BINNED_FROM { WindowScatter::Binned } else { WindowScatter::Direct };
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort, scatter }
     }
 
     /// Whether the windows sort on a second stream ([`MsmTuning::sort`]).
