@@ -11,8 +11,7 @@
 // (driven by src/gpu/msm.rs):
 //   exclusive scan of its histogram (bucket starts) -> scatter point
 //   indices, with the digit's sign in bit 31, into bucket order (a counting
-//   sort; the bucket is kept only where an accumulation thread starts; in
-//   one pass, or in two through bins of buckets for large MSMs) ->
+//   sort; the bucket is kept only where an accumulation thread starts) ->
 //   accumulate each bucket's points (balanced: each thread takes K
 //   consecutive sorted points and hands runs that cross its range to merge
 //   levels and a fix-up pass) into that window's row of an all-windows
@@ -219,80 +218,6 @@ extern "C" __global__ void msm_scatter(const fr_t* scalars, size_t n, unsigned c
     uint32_t mag = d < 0 ? (uint32_t)-d : (uint32_t)d;
     uint32_t pos = atomicAdd(&cursors[mag], 1u);
     idx[pos] = (uint32_t)i | ((uint32_t)(d < 0) << 31);
-    if (pos % K == 0) thread_keys[pos / K] = mag;
-}
-
-// The binned scatter: the same counting sort as msm_scatter in two passes,
-// for large MSMs. msm_scatter's 4-byte writes land at random in an index
-// array far larger than L2 (512 MiB at 2^27 points), so each leaves its
-// 32-byte sector partly written and the memory rewrites whole sectors.
-// Pass 1 (msm_scatter_bins) moves each point, with its digit, to a bin of
-// 2^BIN_BITS consecutive buckets: a block ranks its tile's points per bin in
-// shared memory and takes each bin's range with one global atomic, so a
-// bin's points of one tile are written next to each other. Pass 2
-// (msm_scatter_binned) scatters the binned points into buckets as
-// msm_scatter does; the blocks in flight then read a few neighbouring bins,
-// whose positions span a few MiB, and each sector fills while it stays in
-// L2. Bin b holds the magnitudes [b*2^shift + 1, (b+1)*2^shift], shift =
-// max(c - 1 - BIN_BITS, 0), so it starts at the bucket scan's starts[b*2^shift + 1].
-#define BIN_BITS 8
-#define BIN_THREADS 256
-#define BIN_ITEMS 16
-
-__device__ __forceinline__ unsigned bin_shift(unsigned c) { return c - 1 > BIN_BITS ? c - 1 - BIN_BITS : 0; }
-
-// bin_cursors[b] = the first sorted position of bin b, b < 2^(c-1-shift).
-extern "C" __global__ void msm_bin_cursors(const uint32_t* starts, unsigned c, uint32_t* bin_cursors) {
-    size_t b = global_tid();
-    const unsigned shift = bin_shift(c);
-    if (b >= (1u << (c - 1 - shift))) return;
-    bin_cursors[b] = starts[(b << shift) + 1];
-}
-
-// Pass 1: point i with digit d != 0 in `window` goes to binned[pos] = |d| << 32
-// | i | (d < 0) << 31, pos in its bin's range. Blocks of BIN_THREADS, each
-// taking a tile of BIN_THREADS * BIN_ITEMS consecutive points (a warp reads
-// 32 consecutive scalars per item).
-extern "C" __global__ void __launch_bounds__(BIN_THREADS) msm_scatter_bins(const fr_t* scalars, size_t n, unsigned c, unsigned window,
-                                                                           uint32_t* bin_cursors, uint64_t* binned) {
-    __shared__ uint32_t count[1u << BIN_BITS];
-    __shared__ uint32_t base[1u << BIN_BITS];
-    const unsigned shift = bin_shift(c), bins = 1u << (c - 1 - shift);
-    for (unsigned b = threadIdx.x; b < bins; b += BIN_THREADS) count[b] = 0;
-    __syncthreads();
-    const size_t tile = (size_t)blockIdx.x * BIN_THREADS * BIN_ITEMS + threadIdx.x;
-    uint32_t mag[BIN_ITEMS], rank[BIN_ITEMS] = {}, negative = 0;
-#pragma unroll
-    for (unsigned j = 0; j < BIN_ITEMS; j++) {
-        const size_t i = tile + (size_t)j * BIN_THREADS;
-        int32_t d = i < n ? signed_digit(recoded_limbs(scalars, i), window, c) : 0;
-        mag[j] = d < 0 ? (uint32_t)-d : (uint32_t)d;
-        negative |= (uint32_t)(d < 0) << j;
-        if (mag[j]) rank[j] = atomicAdd(&count[(mag[j] - 1) >> shift], 1u);
-    }
-    __syncthreads();
-    for (unsigned b = threadIdx.x; b < bins; b += BIN_THREADS)
-        if (count[b]) base[b] = atomicAdd(&bin_cursors[b], count[b]);
-    __syncthreads();
-#pragma unroll
-    for (unsigned j = 0; j < BIN_ITEMS; j++) {
-        if (!mag[j]) continue;
-        const size_t i = tile + (size_t)j * BIN_THREADS;
-        const uint32_t v = (uint32_t)i | (((negative >> j) & 1u) << 31);
-        binned[base[(mag[j] - 1) >> shift] + rank[j]] = ((uint64_t)mag[j] << 32) | v;
-    }
-}
-
-// Pass 2: binned point p (p < starts[nb], the points with a nonzero digit)
-// goes to a position pos of its bucket, as in msm_scatter.
-extern "C" __global__ void msm_scatter_binned(const uint64_t* binned, const uint32_t* starts, uint32_t nb, uint32_t* cursors,
-                                              uint32_t K, uint32_t* idx, uint32_t* thread_keys) {
-    size_t p = global_tid();
-    if (p >= starts[nb]) return;
-    const uint64_t e = binned[p];
-    const uint32_t mag = (uint32_t)(e >> 32);
-    uint32_t pos = atomicAdd(&cursors[mag], 1u);
-    idx[pos] = (uint32_t)e;
     if (pos % K == 0) thread_keys[pos / K] = mag;
 }
 

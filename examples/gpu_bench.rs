@@ -19,13 +19,11 @@
 //! key runs them (one MSM per 2^23-point chunk, or every chunk into one
 //! bucket table: `streamed_forms`) and a window sweep of one MSM over them
 //! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory), then that
-//! MSM with its sort beside the accumulation (its stream first) and in turn,
-//! each scattering in one pass and through bins (`MsmTuning::sort`,
-//! `MsmTuning::scatter`); BENCH_MSM_H_SWEEP=resident runs only these last
-//! rows. Each MSM size also has a row per way of sorting the windows
-//! (`WindowSort`: in turn, beside at the default priority, beside first)
-//! and of scattering them (`WindowScatter`: one pass, through bins), the
-//! default among them.
+//! MSM with its sort beside the accumulation (its stream at the default and at
+//! the greatest priority) and without (`MsmTuning::sort`);
+//! BENCH_MSM_H_SWEEP=resident runs only these last rows. Each MSM size also
+//! has a row per way of sorting the windows (`WindowSort`: in turn, beside at
+//! the default priority, beside first), the default among them.
 //! Prints a table; without a GPU it says why
 //! and exits 0. bench/sppark/sppark_bench prints the same rows for sppark.
 //! Run: `cargo run --release --example gpu_bench` (build with NVCC set).
@@ -42,7 +40,7 @@ use rayon::prelude::*;
 use supraseal_c2::backend::Compute;
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
-use supraseal_c2::gpu::tuning::{WindowScatter, WindowSort};
+use supraseal_c2::gpu::tuning::WindowSort;
 use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
@@ -130,17 +128,13 @@ fn main() {
         let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, MsmTuning::for_points(n), 3)).unwrap();
         assert_eq!(got, want, "resident-bases MSM differs at 2^{lg}");
         println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); {} |", profile(&p));
-        // The same MSM with its windows sorted each way (WindowSort) and
-        // scattered each way (WindowScatter), the default above (`auto`; its
-        // profile sorts in turn) among them; each row's profile (in turn)
-        // gives its scatter's sort time.
+        // The same MSM with its windows sorted each way (WindowSort), the
+        // default above (`auto`; its profile sorts in turn) among them.
         for sort in [WindowSort::InTurn, WindowSort::Beside, WindowSort::BesideFirst] {
-            for scatter in [WindowScatter::Direct, WindowScatter::Binned] {
-                let t = MsmTuning { sort, scatter, ..MsmTuning::for_points(n) };
-                let (ms, got, p) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, t, 3)).unwrap();
-                assert_eq!(got, want, "resident-bases MSM with {t:?} differs at 2^{lg}");
-                println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort {sort:?}, scatter {scatter:?}; {} |", profile(&p));
-            }
+            let t = MsmTuning { sort, ..MsmTuning::for_points(n) };
+            let (ms, got, _) = gpu.with_pinned(&s, || gpu.msm_g1_resident_ms(&b, &s, t, 3)).unwrap();
+            assert_eq!(got, want, "resident-bases MSM with {t:?} differs at 2^{lg}");
+            println!("| G1 MSM | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in, point out (3 runs); sort {sort:?} |");
         }
         if lg == 24 {
             // 90 % of the scalars equal: one bucket of window 0 holds most points.
@@ -161,8 +155,7 @@ fn main() {
             for window_bits in [18, 19, 20, 21] {
                 for points_per_thread in [32, 64] {
                     for block in [128, 256] {
-                        let own = MsmTuning::for_points(1 << sweep_log);
-                        let t = MsmTuning { window_bits, points_per_thread, block, sort: own.sort, scatter: own.scatter };
+                        let t = MsmTuning { window_bits, points_per_thread, block, sort: MsmTuning::for_points(1 << sweep_log).sort };
                         let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, 2).unwrap();
                         assert_eq!(&got, want, "MSM with {t:?} differs");
                         println!("| G1 MSM sweep | 2^{sweep_log} | {ms:.1} | {t:?}; {} |", profile(&p));
@@ -176,7 +169,7 @@ fn main() {
         let (_, t) = best.unwrap();
         for (lg, b, s, want) in &msm_inputs {
             let own = MsmTuning::for_points(1 << lg);
-            let t = MsmTuning { window_bits: own.window_bits.min(t.window_bits), sort: own.sort, scatter: own.scatter, ..t };
+            let t = MsmTuning { window_bits: own.window_bits.min(t.window_bits), sort: own.sort, ..t };
             let (ms, got, p) = gpu.with_pinned(s, || gpu.msm_g1_resident_ms(b, s, t, 3)).unwrap();
             assert_eq!(&got, want, "MSM with {t:?} differs at 2^{lg}");
             println!("| G1 MSM best | 2^{lg} | {ms:.1} | bases on the device, {t:?}; {} |", profile(&p));
@@ -291,15 +284,11 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     }
     let chosen = MsmTuning::for_points(n);
     gpu.with_pinned(&s, || {
-        // Each pair twice, interleaved; each row's profile (in turn) gives
-        // its scatter's sort time.
-        let (first, turn) = (WindowSort::BesideFirst, WindowSort::InTurn);
-        let (direct, binned) = (WindowScatter::Direct, WindowScatter::Binned);
-        for (sort, scatter) in [(first, binned), (first, direct), (turn, binned), (turn, direct)].repeat(2) {
-            let t = MsmTuning { sort, scatter, ..chosen };
-            let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
+        for sort in [WindowSort::Beside, WindowSort::BesideFirst, WindowSort::InTurn, WindowSort::Beside, WindowSort::BesideFirst, WindowSort::InTurn] {
+            let t = MsmTuning { sort, ..chosen };
+            let (ms, got, _) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
             assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} differs from the reference");
-            println!("| G1 MSM, H-MSM shape, sort {sort:?}, scatter {scatter:?} | 2^27 | {ms:.1} | {how}, {t:?}; {} |", profile(&p));
+            println!("| G1 MSM, H-MSM shape, sort {sort:?} | 2^27 | {ms:.1} | {how}, {t:?} |");
         }
     });
 }

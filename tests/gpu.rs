@@ -16,14 +16,12 @@ use rayon::prelude::*;
 use supraseal_c2::backend::{Backend, Compute};
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::{msm as cpu_msm, ntt as cpu_ntt, CpuCompute};
-use supraseal_c2::gpu::tuning::{WindowScatter, WindowSort};
+use supraseal_c2::gpu::tuning::WindowSort;
 
 /// The ways an MSM sorts its windows, each named in its tuning (whatever
 /// `auto` chooses for the size): in turn, beside at the default priority,
 /// beside first.
 const SORTS: [WindowSort; 3] = [WindowSort::InTurn, WindowSort::Beside, WindowSort::BesideFirst];
-/// Each way a window's sort scatters its points (`MsmTuning::scatter`).
-const SCATTERS: [WindowScatter; 2] = [WindowScatter::Direct, WindowScatter::Binned];
 
 fn max_log() -> u32 {
     std::env::var("GPU_TEST_MAX_LOG").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
@@ -207,14 +205,11 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
             // and on a second stream while the window before accumulates
             // (there for milliseconds at this size), at the default
             // priority and at the greatest.
-            // Each in one pass and in two through bins of buckets.
             for sort in SORTS {
-                for scatter in SCATTERS {
-                    let t = supraseal_c2::gpu::MsmTuning { sort, scatter, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
-                    let (_, got, _) = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1).unwrap();
-                    assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}");
-                    eprintln!("MSM 2^{lg} random scalars, the windows sorted {sort:?}, scattered {scatter:?}: match");
-                }
+                let t = supraseal_c2::gpu::MsmTuning { sort, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
+                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, &scalars, t, 1).unwrap();
+                assert_eq!(got, want, "MSM 2^{lg}, random scalars, {t:?}");
+                eprintln!("MSM 2^{lg} random scalars, the windows sorted {sort:?}: match");
             }
         }
     }
@@ -254,11 +249,7 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     ] {
         let want = cpu_msm::msm::<cpu_msm::G1>(&bases, sc);
         assert_eq!(gpu.compute().msm::<G1>(&bases, sc).unwrap(), want, "MSM 2^{lg}, {name}");
-        // The same through bins of buckets (most points in one bin where
-        // the scalars are skewed; no point at all where they are zero).
-        let binned = supraseal_c2::gpu::MsmTuning { scatter: WindowScatter::Binned, ..supraseal_c2::gpu::MsmTuning::for_points(n) };
-        assert_eq!(gpu.msm_g1_resident_ms(&bases, sc, binned, 1).unwrap().1, want, "MSM 2^{lg}, {name}, {binned:?}");
-        eprintln!("MSM 2^{lg} {name}: match (scattered in one pass and through bins)");
+        eprintln!("MSM 2^{lg} {name}: match");
     }
     assert!(bool::from(gpu.compute().msm::<G1>(&bases, &zeros).unwrap().is_identity()));
     // Every scalar = 1 on one repeated base: a single huge bucket.
@@ -294,36 +285,31 @@ fn gpu_msm_launch_choices_match_cpu() {
                 // the one before (two sort buffers in turn, a second stream
                 // at the default priority and at the greatest).
                 for sort in SORTS {
-                    for scatter in SCATTERS {
-                        let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block, sort, scatter };
-                        for ((name, sc), want) in inputs.iter().zip(&wants) {
-                            let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
-                            assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
-                        }
+                    let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block, sort };
+                    for ((name, sc), want) in inputs.iter().zip(&wants) {
+                        let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                        assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
                     }
                 }
             }
         }
     }
-    eprintln!("MSM {n} points, 27 launch choices x 3 sorts x 2 scatters x (random, mostly 0/1): match");
-    // A narrow window (c = 5: the binned scatter's 16 bins of one bucket
-    // each) and wide ones: the bucket scan over 65 tiles of counts (c = 20) and
+    eprintln!("MSM {n} points, 27 launch choices x 3 sorts x (random, mostly 0/1): match");
+    // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
     // over 1,025 (c = 24: more tiles than the totals' block has threads;
     // its bucket table takes 11 × (2^23 + 1) × 192 B = 16.5 GiB, so it runs
     // only where ~20 GiB are free).
     let free = gpu.free_bytes().unwrap();
-    for window_bits in [5, 20, 24] {
+    for window_bits in [20, 24] {
         if window_bits == 24 && free < 20 << 30 {
             eprintln!("MSM with windows of 24 bits skipped: {free} B free on the device, ~20 GiB needed");
             continue;
         }
         for sort in SORTS {
-            for scatter in SCATTERS {
-                let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort, scatter };
-                for ((name, sc), want) in inputs.iter().zip(&wants) {
-                    let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
-                    assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
-                }
+            let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread: 32, block: 128, sort };
+            for ((name, sc), want) in inputs.iter().zip(&wants) {
+                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
             }
         }
         eprintln!("MSM {n} points, windows of {window_bits} bits x (random, mostly 0/1): match");

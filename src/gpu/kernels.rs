@@ -223,9 +223,6 @@ kernels! {
     MsmScanTotals = fn msm_scan_totals(tile_sums: dst u32, tile_max: src u32, tiles: val u32, starts: dst u32, nb: val u32, big_points: val u32, big: dst u32);
     MsmScanOffsets = fn msm_scan_offsets(starts: dst u32, cursors: dst u32, nb: val u32, tile_sums: src u32);
     MsmScatter = fn msm_scatter(scalars: src u64, n: val usize, c: val u32, window: val u32, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
-    MsmBinCursors = fn msm_bin_cursors(starts: src u32, c: val u32, bin_cursors: dst u32);
-    MsmScatterBins = fn msm_scatter_bins(scalars: src u64, n: val usize, c: val u32, window: val u32, bin_cursors: dst u32, binned: dst u64);
-    MsmScatterBinned = fn msm_scatter_binned(binned: src u64, starts: src u32, nb: val u32, cursors: dst u32, K: val u32, idx: dst u32, thread_keys: dst u32);
     GatherPoints = fn gather_points(src: src u64, pos: src u32, n: val usize, words: val u32, dst: dst u64);
     SubgroupBucketKeys = fn subgroup_bucket_keys(key: src u32, stream: val u64, first: val usize, n: val usize, buckets: val u32, out: dst u32);
     BucketHistogram = fn bucket_histogram(keys: src u32, n: val usize, counts: dst u32);

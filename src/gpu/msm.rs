@@ -13,7 +13,7 @@ use group::Group;
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::launch;
-use super::tuning::{MsmProfile, MsmTuning, WindowScatter};
+use super::tuning::{MsmProfile, MsmTuning};
 use super::words::{limbs, Limbs};
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
@@ -95,46 +95,7 @@ const SCAN_THREADS: u32 = 1024;
 /// The constants above that mirror a `#define` of cuda/ (checked by the
 /// kernel table's tests).
 #[cfg(test)]
-pub(crate) const MIRRORED_DEFINES: &[(&str, u32)] = &[
-    ("REDUCE_THREADS", REDUCE_THREADS),
-    ("SCAN_TILE", SCAN_TILE),
-    ("SCAN_THREADS", SCAN_THREADS),
-    ("BIN_BITS", BIN_BITS),
-    ("BIN_THREADS", BIN_THREADS),
-    ("BIN_ITEMS", BIN_ITEMS),
-];
-
-/// The binned scatter (cuda/msm.cu, [`WindowScatter::Binned`]): bins of up
-/// to 2^BIN_BITS consecutive buckets, and the first pass's blocks of
-/// BIN_THREADS threads taking BIN_ITEMS points each.
-const BIN_BITS: u32 = 8;
-const BIN_THREADS: u32 = 256;
-const BIN_ITEMS: u32 = 16;
-
-/// Bin b of c-bit windows holds the digit magnitudes [b·2^shift + 1,
-/// (b+1)·2^shift] (bin_shift in cuda/msm.cu).
-fn bin_shift(c: u32) -> u32 {
-    (c - 1).saturating_sub(BIN_BITS)
-}
-
-/// Bins of c-bit windows: 2^(c−1−shift), at most 2^BIN_BITS.
-fn bin_count(c: u32) -> usize {
-    1 << (c - 1 - bin_shift(c))
-}
-
-/// The binned scatter's buffers: each bin's cursor, and up to `n` points
-/// moved to their bins (the digit's magnitude in the high 32 bits, the
-/// index with the sign in bit 31 in the low).
-pub(crate) struct Bins<M: Mem = Dev> {
-    cursors: M::Buf<u32>,
-    items: M::Buf<u64>,
-}
-
-impl<M: Mem> Bins<M> {
-    fn new<A: Arena<M = M>>(a: &mut A, n: usize) -> Result<Self> {
-        Ok(Bins { cursors: a.zeros::<u32>(1 << BIN_BITS, "alloc bin cursors")?, items: a.zeros::<u64>(n, "alloc binned points")? })
-    }
-}
+pub(crate) const MIRRORED_DEFINES: &[(&str, u32)] = &[("REDUCE_THREADS", REDUCE_THREADS), ("SCAN_TILE", SCAN_TILE), ("SCAN_THREADS", SCAN_THREADS)];
 
 /// The counting sort of up to `n` points into `buckets` buckets: histograms
 /// into `counts` (`rows` of `buckets` counters, one per sort, filled by the
@@ -210,26 +171,12 @@ impl SortBuffers {
 
     /// Window `w`'s sort of the `n` recoded scalars (c-bit digits, threads
     /// of `k` points) on `gpu`'s stream: the scan of row w of `counts`
-    /// (where given, else of its own), then the scatter, in two passes
-    /// through `bins` where given (holding at least n points).
+    /// (where given, else of its own), then the scatter.
     #[allow(clippy::too_many_arguments)]
-    fn sort_window(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, bins: Option<&mut Bins>, scalars: &CudaView<'_, u64>, n: usize, c: u32, k: u32, w: u32) -> Result<()> {
+    fn sort_window(&mut self, gpu: &Exec, counts: Option<&CudaSlice<u32>>, scalars: &CudaView<'_, u64>, n: usize, c: u32, k: u32, w: u32) -> Result<()> {
         self.scan_counts(gpu, counts, k, w)?;
-        let Some(bins) = bins else {
-            // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
-            return unsafe { launch::msm_scatter(gpu, grid(n), scalars, n, c, w, &mut self.cursors, k, &mut self.idx, &mut self.thread_keys) };
-        };
-        assert!(bins.items.len() >= n, "msm: {n} points, bins for {}", bins.items.len());
-        // SAFETY: one thread per bin (≤ 2^BIN_BITS cursors); starts holds 2^(c−1) + 2 entries.
-        unsafe { launch::msm_bin_cursors(gpu, grid(bin_count(c)), &self.starts, c, &mut bins.cursors) }?;
-        let tiles = n.div_ceil((BIN_THREADS * BIN_ITEMS) as usize) as u32;
-        let cfg = LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (BIN_THREADS, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: blocks of BIN_THREADS over tiles of BIN_THREADS·BIN_ITEMS of the n scalars;
-        // at most n binned points are written (asserted room).
-        unsafe { launch::msm_scatter_bins(gpu, cfg, scalars, n, c, w, &mut bins.cursors, &mut bins.items) }?;
-        // SAFETY: one thread per binned point (starts[nb] ≤ n of them); at most n positions
-        // and ceil(n / k) thread keys are written.
-        unsafe { launch::msm_scatter_binned(gpu, grid(n), &bins.items, &self.starts, self.buckets, &mut self.cursors, k, &mut self.idx, &mut self.thread_keys) }
+        // SAFETY: n scalars; at most n positions and ceil(n / k) thread keys are written.
+        unsafe { launch::msm_scatter(gpu, grid(n), scalars, n, c, w, &mut self.cursors, k, &mut self.idx, &mut self.thread_keys) }
     }
 
     pub(crate) fn sorted(&self) -> Sorted<'_> {
@@ -1096,11 +1043,6 @@ struct MsmScratch<M: Mem = Dev> {
     /// accumulation ([`MsmTuning::sort`]; not in a [`SharedTable`],
     /// whose chunks sort one after another): windows use the two in turn.
     sort_beside: Option<SortBuffers<M>>,
-    /// The binned scatter's, where the tuning scatters in two passes
-    /// ([`MsmTuning::scatter`]; not in a [`SharedTable`], whose chunks
-    /// scatter in one pass): one set for both sort sets, whose sorts run
-    /// one after another on one stream.
-    bins: Option<Bins<M>>,
     buckets: M::Buf<u64>,
     /// A [`SharedTable`]'s: one window's buckets of one sort, added into
     /// the table's row once accumulated.
@@ -1121,7 +1063,6 @@ impl<M: Mem> MsmScratch<M> {
             // No rows of counts of its own (one unused element): it scans
             // the histograms in `sort`'s.
             sort_beside: if tuning.sorts_beside() && !shared { Some(SortBuffers::new(a, n, nb, k, 0)?) } else { None },
-            bins: if tuning.scatter == WindowScatter::Binned && !shared { Some(Bins::new(a, n)?) } else { None },
             buckets: a.zeros::<u64>(G::XYZZ_WORDS * nb as usize * windows as usize, "alloc buckets")?,
             part: if shared { Some(a.zeros::<u64>(G::XYZZ_WORDS * nb as usize, "alloc a sort's bucket row")?) } else { None },
             levels: Levels::new::<G, A>(a, n.div_ceil(k as usize), block)?,
@@ -1261,7 +1202,7 @@ fn add_windows<G: DeviceGroup>(
     let MsmTuning { window_bits: c, points_per_thread: k, .. } = tuning;
     let (nb, windows) = (tuning.buckets(), tuning.windows());
     let threads = n.div_ceil(k as usize);
-    let MsmScratch { sort, sort_beside, bins, buckets, part, levels, .. } = scratch;
+    let MsmScratch { sort, sort_beside, buckets, part, levels, .. } = scratch;
 
     // SAFETY: d_scalars holds n scalars (asserted).
     unsafe { launch::msm_recode(gpu, grid(n), d_scalars, n, c) }?;
@@ -1277,13 +1218,13 @@ fn add_windows<G: DeviceGroup>(
         // Without a second stream the windows sort in turn, as where the
         // tuning says so (the second set then goes unused).
         match gpu.beside(tuning.sort == super::tuning::WindowSort::BesideFirst) {
-            Ok(side) => return sort_beside_accumulation::<G>(gpu, &side, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], bins.as_mut(), levels, buckets, row),
+            Ok(side) => return sort_beside_accumulation::<G>(gpu, &side, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row),
             Err(e) => tracing::debug!(error = %e, "MSM: no second stream for the sort; the windows sort in turn"),
         }
     }
     let mut mark = |field: fn(&mut MsmProfile) -> &mut f64| clock.mark(field);
     for w in 0..windows {
-        sort.sort_window(gpu, None, bins.as_mut(), &d_scalars.as_view(), n, c, k, w)?;
+        sort.sort_window(gpu, None, &d_scalars.as_view(), n, c, k, w)?;
         mark(|p| &mut p.sort_ms)?;
 
         let mut bucket_row = buckets.slice_mut(w as usize * row..(w as usize + 1) * row);
@@ -1321,7 +1262,6 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     n: usize,
     tuning: MsmTuning,
     [first, second]: [&mut SortBuffers; 2],
-    mut bins: Option<&mut Bins>,
     levels: &mut Levels,
     buckets: &mut CudaSlice<u64>,
     row: usize,
@@ -1331,13 +1271,11 @@ fn sort_beside_accumulation<G: DeviceGroup>(
     let threads = n.div_ceil(k as usize);
     // Window w's sort on the side stream into set w % 2; both sets scan
     // the histograms in the first set's counts (row w).
-    // The binned scatter's buffers serve both sets: the sorts follow one
-    // another on the side stream.
-    let mut sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
+    let sort = |w: u32, first: &mut SortBuffers, second: &mut SortBuffers| -> Result<()> {
         if w % 2 == 0 {
-            first.sort_window(side, None, bins.as_deref_mut(), scalars, n, c, k, w)
+            first.sort_window(side, None, scalars, n, c, k, w)
         } else {
-            second.sort_window(side, Some(&first.counts), bins.as_deref_mut(), scalars, n, c, k, w)
+            second.sort_window(side, Some(&first.counts), scalars, n, c, k, w)
         }
     };
     let mut no_marks = |_: fn(&mut MsmProfile) -> &mut f64| Ok(());
@@ -1377,121 +1315,6 @@ fn window_sums<G: DeviceGroup>(gpu: &Exec, scratch: MsmScratch, tuning: MsmTunin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The binned scatter's three kernels (cuda/msm.cu: msm_bin_cursors,
-    /// msm_scatter_bins, msm_scatter_binned) statement for statement on the
-    /// host, their atomics' order being any: pass 1's blocks and pass 2's
-    /// points run in a shuffled order. Every point with a nonzero digit
-    /// lands once in its bucket's range [starts[d], starts[d+1]) with its
-    /// sign, every position is written once, and each K-th position's
-    /// thread key names its bucket; over windows whose bins hold one bucket
-    /// (c ≤ 9), 2 (c = 10) and 2^11 (c = 20), with zero digits, a bucket
-    /// holding most points, and a last tile in part.
-    #[test]
-    fn the_binned_scatter_sorts_every_point_into_its_bucket() {
-        use rand::seq::SliceRandom;
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(31);
-        let tile = (BIN_THREADS * BIN_ITEMS) as usize;
-        for c in [2u32, 5, 9, 10, 17, 20] {
-            let n = 3 * tile + 77;
-            let (half, nb) = (1i32 << (c - 1), (1usize << (c - 1)) + 1);
-            let digits: Vec<i32> = (0..n)
-                .map(|i| match i % 10 {
-                    0 => 0,
-                    1..=3 => 1 - 2 * (i as i32 % 2),
-                    _ => rng.gen_range(-half..=half),
-                })
-                .collect();
-            let k = 32usize;
-            // The histogram and the bucket scan.
-            let mut counts = vec![0u32; nb];
-            for &d in &digits {
-                if d != 0 {
-                    counts[d.unsigned_abs() as usize] += 1;
-                }
-            }
-            let mut starts = vec![0u32; nb + 1];
-            for d in 0..nb {
-                starts[d + 1] = starts[d] + counts[d];
-            }
-            let total = starts[nb] as usize;
-            // msm_bin_cursors.
-            let shift = bin_shift(c);
-            let bins = bin_count(c);
-            assert!(bins <= 1 << BIN_BITS, "c = {c}: {bins} bins exceed the kernel's shared arrays");
-            let mut bin_cursors: Vec<u32> = (0..bins).map(|b| starts[(b << shift) + 1]).collect();
-            // msm_scatter_bins, block by block in a shuffled order.
-            let mut binned: Vec<Option<u64>> = vec![None; n];
-            let mut blocks: Vec<usize> = (0..n.div_ceil(tile)).collect();
-            blocks.shuffle(&mut rng);
-            for block in blocks {
-                let mut count = vec![0u32; bins];
-                let mut ranked = Vec::new();
-                for tid in 0..BIN_THREADS as usize {
-                    for j in 0..BIN_ITEMS as usize {
-                        let i = block * tile + tid + j * BIN_THREADS as usize;
-                        let d = if i < n { digits[i] } else { 0 };
-                        let mag = d.unsigned_abs();
-                        if mag != 0 {
-                            let b = ((mag - 1) >> shift) as usize;
-                            ranked.push((i, d, b, count[b]));
-                            count[b] += 1;
-                        }
-                    }
-                }
-                let base: Vec<u32> = (0..bins)
-                    .map(|b| {
-                        let at = bin_cursors[b];
-                        bin_cursors[b] += count[b];
-                        at
-                    })
-                    .collect();
-                for (i, d, b, rank) in ranked {
-                    let v = i as u32 | (u32::from(d < 0) << 31);
-                    let slot = &mut binned[(base[b] + rank) as usize];
-                    assert!(slot.is_none(), "c = {c}: a binned slot written twice");
-                    *slot = Some((u64::from(d.unsigned_abs()) << 32) | u64::from(v));
-                }
-            }
-            assert!(binned[..total].iter().all(Option::is_some) && binned[total..].iter().all(Option::is_none), "c = {c}: binned points fill [0, total)");
-            // Each bin's points lie in its range of positions.
-            for (p, e) in binned[..total].iter().enumerate() {
-                let mag = (e.unwrap() >> 32) as usize;
-                let b = (mag - 1) >> shift;
-                let (lo, hi) = (starts[(b << shift) + 1] as usize, starts[((b + 1) << shift).min(nb - 1) + 1] as usize);
-                assert!((lo..hi).contains(&p), "c = {c}: bucket {mag} binned at {p}, outside bin {b}'s [{lo}, {hi})");
-            }
-            // msm_scatter_binned, the points in a shuffled order.
-            let mut cursors = starts[..nb].to_vec();
-            let mut idx: Vec<Option<u32>> = vec![None; n];
-            let mut thread_keys = vec![u32::MAX; n.div_ceil(k)];
-            let mut order: Vec<usize> = (0..total).collect();
-            order.shuffle(&mut rng);
-            for p in order {
-                let e = binned[p].unwrap();
-                let mag = (e >> 32) as u32;
-                let pos = cursors[mag as usize] as usize;
-                cursors[mag as usize] += 1;
-                assert!(idx[pos].replace(e as u32).is_none(), "c = {c}: position {pos} written twice");
-                if pos % k == 0 {
-                    thread_keys[pos / k] = mag;
-                }
-            }
-            for d in 1..nb {
-                let mut got: Vec<u32> = (starts[d]..starts[d + 1]).map(|p| idx[p as usize].unwrap()).collect();
-                let mut want: Vec<u32> =
-                    (0..n).filter(|&i| digits[i].unsigned_abs() as usize == d).map(|i| i as u32 | (u32::from(digits[i] < 0) << 31)).collect();
-                got.sort_unstable();
-                want.sort_unstable();
-                assert_eq!(got, want, "c = {c}: bucket {d}");
-            }
-            for (t, &key) in thread_keys.iter().enumerate().take(total.div_ceil(k)) {
-                let d = key as usize;
-                assert!(starts[d] as usize <= t * k && t * k < starts[d + 1] as usize, "c = {c}: thread {t}'s key {d}");
-            }
-        }
-    }
 
     /// At porep-32g's H with 768 MiB chunks, a streamed key's chunks share
     /// one table of c = 20 (13 windows) within the H budget; vectors of one

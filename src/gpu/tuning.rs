@@ -60,23 +60,6 @@ pub enum WindowSort {
     BesideFirst,
 }
 
-/// How one MSM's sort moves each window's points into bucket order
-/// ([`MsmTuning::scatter`]; cuda/msm.cu, the binned scatter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowScatter {
-    /// One pass: each point to a position of its bucket, at random in the
-    /// sorted indices.
-    Direct,
-    /// Two passes: each point to a bin of 2^8 consecutive buckets (a
-    /// tile's points of one bin written together), then from the bins to
-    /// its bucket, where the positions written at once span a few bins.
-    /// Takes 8 bytes per point more (the binned points), one set whether
-    /// or not the windows sort beside the accumulation (the sorts run one
-    /// after another on one stream). MSMs that share one bucket table (a
-    /// streamed key's chunks) scatter in one pass whatever this says.
-    Binned,
-}
-
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmTuning {
@@ -98,13 +81,7 @@ pub struct MsmTuning {
     /// table, runs its windows one after another whatever this says, so
     /// that each kernel kind's time stays its own.
     pub sort: WindowSort,
-    /// How each window's sort scatters its points ([`WindowScatter`]).
-    pub scatter: WindowScatter,
 }
-
-/// Points from which [`MsmTuning::for_points`] scatters in two passes
-/// ([`WindowScatter::Binned`]).
-const BINNED_FROM: usize = 1 << 25;
 
 impl MsmTuning {
     /// The defaults for `n` points: wider windows for bigger inputs, 32
@@ -157,8 +134,7 @@ impl MsmTuning {
             SortBeside::Auto if n >= 1 << 24 => WindowSort::BesideFirst,
             SortBeside::Auto => WindowSort::InTurn,
         };
-        let scatter = if n >= BINNED_FROM { WindowScatter::Binned } else { WindowScatter::Direct };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort, scatter }
+        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort }
     }
 
     /// Whether the windows sort on a second stream ([`MsmTuning::sort`]).
@@ -386,7 +362,7 @@ mod tests {
     /// to s as integers (positive and negative terms summed apart, 320 bits)
     /// and in Fr. Returns the digits.
     fn check_recoding(s: [u64; 4], c: u32) -> Vec<i64> {
-        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128, sort: super::WindowSort::InTurn, scatter: super::WindowScatter::Direct };
+        let tuning = MsmTuning { window_bits: c, points_per_thread: 32, block: 128, sort: super::WindowSort::InTurn };
         let windows = tuning.windows();
         assert_eq!(windows, kernel_windows(c), "c = {c}: host and kernel window counts");
         assert!(c * (windows - 1) < 256 && 256 <= c * windows, "c = {c}");
@@ -429,7 +405,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0x5eed_d161);
         let random: Vec<[u64; 4]> = (0..300).map(|_| canonical(Scalar::random(&mut rng))).collect();
         for c in 2..=24u32 {
-            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32, sort: super::WindowSort::InTurn, scatter: super::WindowScatter::Direct }.windows() - 1);
+            let top = c * (MsmTuning { window_bits: c, points_per_thread: 1, block: 32, sort: super::WindowSort::InTurn }.windows() - 1);
             let k = to_u64(recode([0; 8], c).0);
             let max_t = add(r_minus_1, k).0;
             let low = sub(pow2(top), [1, 0, 0, 0]).0;
