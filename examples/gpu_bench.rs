@@ -80,6 +80,33 @@ fn profile(p: &MsmProfile) -> String {
     )
 }
 
+/// A row's wall-clock window and the process's peak resident memory over
+/// it, on stderr in the form scripts/gpu-samples.py cuts nvidia-smi's
+/// samples by (`ROW lib=.. mode=.. W=.. t0_ms=.. t1_ms=.. peak_rss_bytes=..`),
+/// so that a row gets its peak device memory beside its time. `start`
+/// resets the peak (Linux `clear_refs` 5) and returns the window's start.
+struct RowWindow {
+    mode: String,
+    t0_ms: u128,
+}
+
+impl RowWindow {
+    fn start(mode: String) -> Self {
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        RowWindow { mode, t0_ms: epoch_ms() }
+    }
+
+    fn end(self) {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let hwm_kib = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        eprintln!("ROW lib=ours mode={} W=1 t0_ms={} t1_ms={} peak_rss_bytes={}", self.mode, self.t0_ms, epoch_ms(), hwm_kib.unwrap_or(0) * 1024);
+    }
+}
+
+fn epoch_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
 fn median_ms(mut f: impl FnMut()) -> f64 {
     let mut v: Vec<f64> = (0..3)
         .map(|_| {
@@ -115,6 +142,7 @@ fn main() {
     }
     for lg in sizes {
         let n = 1usize << lg;
+        let row = RowWindow::start(format!("G1 MSM 2^{lg}, every row of the size"));
         let (b, s) = (bases(n), scalars(n));
         let (ms, want) = gpu.with_pinned(&b, || {
             gpu.with_pinned(&s, || {
@@ -142,6 +170,7 @@ fn main() {
             let (ms, _, p) = gpu.with_pinned(&skewed, || gpu.msm_g1_resident_ms(&b, &skewed, MsmTuning::for_points(n), 3)).unwrap();
             println!("| G1 MSM, 90 % of scalars equal to 3 | 2^{lg} | {ms:.1} | bases on the device, pinned host scalars in (3 runs); {} |", profile(&p));
         }
+        row.end();
         msm_inputs.push((lg, b, s, want));
     }
     // Launch-choice sweep at 2^BENCH_MSM_SWEEP_LOG (24): every choice must give
@@ -283,6 +312,7 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
         window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", how));
     }
     let chosen = MsmTuning::for_points(n);
+    let row = RowWindow::start("G1 MSM, H-MSM shape 2^27, one MSM per sort".into());
     gpu.with_pinned(&s, || {
         for sort in [WindowSort::Beside, WindowSort::BesideFirst, WindowSort::InTurn, WindowSort::Beside, WindowSort::BesideFirst, WindowSort::InTurn] {
             let t = MsmTuning { sort, ..chosen };
@@ -291,6 +321,7 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
             println!("| G1 MSM, H-MSM shape, sort {sort:?} | 2^27 | {ms:.1} | {how}, {t:?} |");
         }
     });
+    row.end();
 }
 
 /// The H-MSM as a streamed key runs it, kernels only (bases and scalars on

@@ -47,6 +47,36 @@ static double now_ms() {
     return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
+// A row's wall-clock window and the process's peak resident memory over it,
+// on stderr in the form scripts/gpu-samples.py cuts nvidia-smi's samples by,
+// as examples/gpu_bench.rs prints them: row_start resets the peak (Linux
+// clear_refs 5), row_end prints the line.
+static unsigned long long epoch_ms() {
+    return (unsigned long long)std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+static unsigned long long row_start() {
+    if (FILE* f = fopen("/proc/self/clear_refs", "w")) {
+        fputs("5", f);
+        fclose(f);
+    }
+    return epoch_ms();
+}
+
+static void row_end(const char* mode, int lg, unsigned long long t0) {
+    unsigned long long kib = 0;
+    if (FILE* f = fopen("/proc/self/status", "r")) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
+        fclose(f);
+    }
+    fprintf(stderr, "ROW lib=sppark mode=%s 2^%d W=1 t0_ms=%llu t1_ms=%llu peak_rss_bytes=%llu\n", mode, lg, t0,
+            epoch_ms(), kib * 1024);
+}
+
 template <class F> static double median_ms(int reps, F f) {
     std::vector<double> t;
     for (int i = 0; i < reps; i++) {
@@ -100,6 +130,7 @@ int main(int argc, char** argv) {
     fflush(stdout);
     for (int lg = 20; lg <= max_msm; lg += 2) {
         size_t n = (size_t)1 << lg;
+        unsigned long long t0 = row_start();
         auto b = bases(n);
         auto s = scalars(n, lg);
         cudaHostRegister(s.data(), n * sizeof(scalar_t), cudaHostRegisterDefault);
@@ -116,6 +147,7 @@ int main(int argc, char** argv) {
             fflush(stdout);
         }
         cudaHostUnregister(s.data());
+        row_end("G1 MSM", lg, t0);
     }
     const gpu_t& gpu = select_gpu();
     for (int lg = 20; lg <= max_ntt; lg++) {

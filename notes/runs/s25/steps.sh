@@ -49,6 +49,8 @@
 #   hshape    the H-MSM's shape alone, the sort beside on, off, on, off (sortbeside's first part)  ~100 s
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
+#   (bench, hshape and sortbeside sample nvidia-smi beside the run: each MSM size's peak VRAM,
+#   utilisation and peak RSS, sppark's and ours, are in $OUT/rows-STEP.txt)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
 #             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
@@ -78,6 +80,18 @@ same_proofs() {  # each proof of $1 against the reference's proof of the same ci
 }
 hshape() {
   BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 200 ./gpu_bench; echo "rc=$?"
+}
+# Runs "$@" into LOG (the second argument) with nvidia-smi sampled beside it into
+# $OUT/nvsmi-NAME.csv (NAME the first), then writes each ROW of LOG (the benches print one
+# per MSM size on stderr) with its peak device memory, mean utilisation and peak host RSS
+# (gpu-samples.py) to $OUT/rows-NAME.txt.
+sampled() {
+  local name=$1 log=$2; shift 2
+  nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > $OUT/nvsmi-$name.csv &
+  local smi=$!
+  "$@" > $log 2>&1
+  kill $smi; wait $smi 2>/dev/null
+  python3 gpu-samples.py $OUT/nvsmi-$name.csv $log > $OUT/rows-$name.txt
 }
 LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
 for step in "$@"; do
@@ -126,11 +140,12 @@ for step in "$@"; do
     ;;
   bench)
     K=$OUT/kernels.log
-    {
+    bench_run() {
       echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
       echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
-    } > $K 2>&1
-    grep -E "MSM|batch addition|sweep|rc=|panicked" $K
+    }
+    sampled bench $K bench_run
+    grep -E "MSM|batch addition|sweep|rc=|panicked" $K; cat $OUT/rows-bench.txt
     ;;
   msmtests)
     # The GPU MSM tests alone (sortbeside's second part).
@@ -140,21 +155,22 @@ for step in "$@"; do
   hshape)
     # The H-MSM's shape alone (one MSM of 2^27, c = 20) with the sort beside its accumulation and
     # without, on, off, on, off (sortbeside's first part; NO_HSHAPE=1 leaves it out there).
-    hshape > $OUT/hshape.log 2>&1
-    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log
+    sampled hshape $OUT/hshape.log hshape
+    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log; cat $OUT/rows-hshape.txt
     ;;
   sortbeside)
     # The MSM's sort beside its accumulation (MsmTuning::sort), in one run: the GPU MSM
     # tests (every launch choice with and without it), sppark 0.1.16's MSM, then ours at 2^20 …
     # 2^26 with a row each way, and the H-MSM's shape (one MSM of 2^27, c = 20) on, off, on, off.
     K=$OUT/sortbeside.log
-    {
+    sortbeside_run() {
       [ -z "${NO_HSHAPE:-}" ] && { echo "== ours, the H-MSM's shape"; hshape; }
       echo "== gpu msm tests"; timeout 200 ./gpu msm --test-threads=1 --nocapture; echo "rc=$?"
       echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
       echo "== ours"; BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
-    } > $K 2>&1
-    grep -E "MSM|test result|match|rc=|panicked|^== " $K | grep -v "tail sweep"
+    }
+    sampled sortbeside $K sortbeside_run
+    grep -E "MSM|test result|match|rc=|panicked|^== " $K | grep -v "tail sweep"; cat $OUT/rows-sortbeside.txt
     ;;
   porep)
     mkdir -p $OUT/ours
