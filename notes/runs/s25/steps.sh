@@ -57,13 +57,11 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
-#   first, on any card: steps.sh synth-bg tests wait (the GPU tests at the head, where `auto`
-#               sorts beside from 2^24 points, ~560 s), then RADICES="2 2" SORTS="auto off"
-#               steps.sh radix (the W = 1 hold with the default and in turn, ~300 s), then
-#               RWORKERS=2,3 RMODES=two,two steps.sh prestage (W = 2, 3 with the default; peak
-#               VRAM beside session 39's in turn, which the second sort set raises by ~544 MiB)
-#   on an H200: the same; issue 31's W = 1 resident hold ≤ 1.5 s is an H200 target (no H200
-#               since session 28) · steps.sh call10 · porep · upstream
+#   first, on any card: steps.sh sortbeside (~350 s: the MSM rows against sppark with each
+#               size's peak VRAM and RSS in rows-sortbeside.txt, the first run of the sampling;
+#               the GPU MSM tests), then, on a fresh machine, steps.sh synth-bg tests wait (~330 s)
+#   on an H200: steps.sh synth-bg hshape wait radix (issue 31's W = 1 resident hold ≤ 1.5 s is
+#               an H200 target; no H200 since session 28) · steps.sh call10 · porep · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
