@@ -59,7 +59,8 @@
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
 #   first, on any card: steps.sh sortbeside (~350 s: the MSM rows against sppark with each
 #               size's peak VRAM and RSS in rows-sortbeside.txt, the first run of the sampling;
-#               the GPU MSM tests), then, on a fresh machine, steps.sh synth-bg tests wait (~330 s)
+#               the GPU MSM tests); `tests` where the library's code changed since fe96c66,
+#               whose GPU tests passed in session 42
 #   on an H200: steps.sh synth-bg hshape wait radix (issue 31's W = 1 resident hold ≤ 1.5 s is
 #               an H200 target; no H200 since session 28) · steps.sh call10 · porep · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
