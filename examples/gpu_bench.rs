@@ -142,8 +142,10 @@ fn main() {
     }
     for lg in sizes {
         let n = 1usize << lg;
-        let row = RowWindow::start(format!("G1 MSM 2^{lg}, every row of the size"));
         let (b, s) = (bases(n), scalars(n));
+        // The size's rows before the sweep; the host's peak also holds the
+        // smaller sizes' inputs, kept for the sweep's best rows.
+        let row = RowWindow::start(format!("G1 MSM 2^{lg}, the size's rows before the sweep (host: the inputs of every size so far)"));
         let (ms, want) = gpu.with_pinned(&b, || {
             gpu.with_pinned(&s, || {
                 let want = gpu.compute().msm::<G1>(&b, &s).unwrap(); // warm-up

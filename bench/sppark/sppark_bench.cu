@@ -130,9 +130,9 @@ int main(int argc, char** argv) {
     fflush(stdout);
     for (int lg = 20; lg <= max_msm; lg += 2) {
         size_t n = (size_t)1 << lg;
-        unsigned long long t0 = row_start();
         auto b = bases(n);
         auto s = scalars(n, lg);
+        unsigned long long t0 = row_start();
         cudaHostRegister(s.data(), n * sizeof(scalar_t), cudaHostRegisterDefault);
         {
             msm_t<bucket_t, point_t, affine_t, scalar_t> msm{reinterpret_cast<const affine_t*>(b.data()), n};

@@ -61,7 +61,7 @@
 #               size's peak VRAM and RSS in rows-sortbeside.txt, the first run of the sampling;
 #               the GPU MSM tests); `tests` where the library's code changed since fe96c66,
 #               whose GPU tests passed in session 42
-#   on an H200: steps.sh synth-bg hshape wait radix (issue 31's W = 1 resident hold ≤ 1.5 s is
+#   on an H200: steps.sh synth-bg wait hshape radix (issue 31's W = 1 resident hold ≤ 1.5 s is
 #               an H200 target; no H200 since session 28) · steps.sh call10 · porep · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
@@ -86,11 +86,13 @@ hshape() {
 # (gpu-samples.py) to $OUT/rows-NAME.txt.
 sampled() {
   local name=$1 log=$2; shift 2
-  nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > $OUT/nvsmi-$name.csv &
-  local smi=$!
+  # UTC for both, so that the saved samples cut the same wherever they are read again.
+  TZ=UTC nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > $OUT/nvsmi-$name.csv &
+  local smi=$! i
+  for i in $(seq 50); do [ -s $OUT/nvsmi-$name.csv ] && break; sleep 0.1; done  # the first sample before the run
   "$@" > $log 2>&1
   kill $smi; wait $smi 2>/dev/null
-  python3 gpu-samples.py $OUT/nvsmi-$name.csv $log > $OUT/rows-$name.txt
+  TZ=UTC python3 gpu-samples.py $OUT/nvsmi-$name.csv $log > $OUT/rows-$name.txt
 }
 LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
 for step in "$@"; do
@@ -144,7 +146,7 @@ for step in "$@"; do
       echo "== ours"; BENCH_MSM_SWEEP_LOG=26 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 220 ./gpu_bench; echo "rc=$?"
     }
     sampled bench $K bench_run
-    grep -E "MSM|batch addition|sweep|rc=|panicked" $K; cat $OUT/rows-bench.txt
+    grep -E "MSM|batch addition|sweep|rc=|panicked" $K | grep -v '^ROW '; cat $OUT/rows-bench.txt
     ;;
   msmtests)
     # The GPU MSM tests alone (sortbeside's second part).
@@ -155,7 +157,7 @@ for step in "$@"; do
     # The H-MSM's shape alone (one MSM of 2^27, c = 20) with the sort beside its accumulation and
     # without, on, off, on, off (sortbeside's first part; NO_HSHAPE=1 leaves it out there).
     sampled hshape $OUT/hshape.log hshape
-    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log; cat $OUT/rows-hshape.txt
+    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log | grep -v '^ROW '; cat $OUT/rows-hshape.txt
     ;;
   sortbeside)
     # The MSM's sort beside its accumulation (MsmTuning::sort), in one run: the GPU MSM
@@ -169,7 +171,7 @@ for step in "$@"; do
       echo "== ours"; BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench; echo "rc=$?"
     }
     sampled sortbeside $K sortbeside_run
-    grep -E "MSM|test result|match|rc=|panicked|^== " $K | grep -v "tail sweep"; cat $OUT/rows-sortbeside.txt
+    grep -E "MSM|test result|match|rc=|panicked|^== " $K | grep -v "tail sweep" | grep -v '^ROW '; cat $OUT/rows-sortbeside.txt
     ;;
   porep)
     mkdir -p $OUT/ours
