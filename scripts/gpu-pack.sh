@@ -157,8 +157,9 @@ what=${1:-tests}
     ;;
   reference|porep-ours|porep-upstream|porep-file|porep-same-run)
     # GPU samples beside the run: memory used (MiB) and utilisation every
-    # 100 ms; gpu-samples.py cuts them into the bench rows' windows.
-    nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/nvsmi-$what.csv" &
+    # 100 ms; gpu-samples.py cuts them into the bench rows' windows (both in UTC, so that the
+    # saved samples cut the same wherever they are read again).
+    TZ=UTC nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/nvsmi-$what.csv" &
     smi=$!
     ref="--reference $PWD/libupstream_ref.so"
     case "$what" in
@@ -242,7 +243,7 @@ what=${1:-tests}
       ;;
     esac
     kill $smi
-    python3 gpu-samples.py "$OUT/nvsmi-$what.csv" "$OUT/gpu-run-$what.log" || true
+    TZ=UTC python3 gpu-samples.py "$OUT/nvsmi-$what.csv" "$OUT/gpu-run-$what.log" || true
     ;;
   esac
 } 2>&1 | tee "$OUT/gpu-run-$what.log"
