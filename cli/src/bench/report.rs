@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use supraseal_c2::CallReport;
 
-use super::host::gib;
+use super::host::{epoch_ms, gib};
 use super::run::Run;
 
 /// What the bench says below its tables, on stderr: per-row notes
 /// (failures, the longest memory-lock hold, fallback reasons) and each
-/// row's wall-clock window as a `ROW …` line for scripts/gpu-samples.py.
+/// row's wall-clock window as a `ROW …` line, and each call's compute-lock
+/// hold as a `HOLD …` line, for scripts/gpu-samples.py.
 /// Kept until the tables are printed, so that on a terminal (stdout and
 /// stderr on one screen) no line lands between the table's rows.
 #[derive(Default)]
@@ -37,7 +38,7 @@ impl Notes {
         }
         if !self.windows.is_empty() {
             eprintln!();
-            eprintln!("Row windows (wall clock, ms since the Unix epoch, and the row's peak RSS; read by scripts/gpu-samples.py):");
+            eprintln!("Row windows and compute-lock holds (wall clock, ms since the Unix epoch, and the row's peak RSS; read by scripts/gpu-samples.py):");
             for w in &self.windows {
                 eprintln!("{w}");
             }
@@ -113,6 +114,15 @@ pub(super) fn report_row(label: &str, mode: &str, w: usize, total: usize, r: &Ru
     // For scripts/gpu-samples.py: the row's wall-clock window, to align with
     // the GPU samples (memory used, utilisation) taken beside the run.
     notes.windows.push(format!("ROW lib={label} mode={mode} W={w} t0_ms={t0} t1_ms={t1} peak_rss_bytes={rss}"));
+    // Each call's compute-lock hold on the same clock, so that the GPU's
+    // utilisation can be read within the holds (issue 31: the GPU busy
+    // ≥ 90 % of the hold); an `Instant` has no epoch, so the hold is placed
+    // back from now.
+    let (now, now_ms) = (std::time::Instant::now(), epoch_ms());
+    let at = |i: std::time::Instant| now_ms.saturating_sub(now.saturating_duration_since(i).as_millis());
+    for s in r.reports.iter().filter_map(|c| c.compute) {
+        notes.windows.push(format!("HOLD lib={label} mode={mode} W={w} t0_ms={} t1_ms={}", at(s.acquired), at(s.released)));
+    }
     let details = &mut notes.details;
     for f in &r.failures {
         details.push(format!("  failure ({mode}, W={w}): {f}"));
