@@ -57,12 +57,12 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
-#   first, on any card: steps.sh sortbeside (~350 s: the MSM rows against sppark with each
-#               size's peak VRAM and RSS in rows-sortbeside.txt, the first run of the sampling;
-#               the GPU MSM tests); `tests` where the library's code changed since fe96c66,
-#               whose GPU tests passed in session 42
-#   on an H200: steps.sh synth-bg wait hshape radix (issue 31's W = 1 resident hold ≤ 1.5 s is
-#               an H200 target; no H200 since session 28) · steps.sh call10 · porep · upstream
+#   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
+#               steps.sh synth-bg wait hshape radix (RADICES=2 SORTS=auto: the W = 1 resident
+#               hold, ≤ 1.5 s, with the GPU busy within the holds) · sortbeside · call10 ·
+#               prestage (RWORKERS=2,3 RMODES=two,two) · upstream
+#   on an H100: session 43 measured all of these at ec11857 (notes/runs/s43/); `tests` where
+#               the library's code changed since fe96c66
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
