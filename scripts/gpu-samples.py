@@ -15,10 +15,11 @@ utilisation over the row (nvidia-smi's share of time a kernel ran), the
 mean utilisation within the row's compute-lock holds, and the row's peak
 host RSS.
 
-Within a hold only the samples from SETTLE_MS (default 200) after its
+Within a hold only the samples from SETTLE_MS (default 400) after its
 start count: nvidia-smi's utilisation is the share over its own last sample
 period (1/6 s to 1 s by product; on the H100 its value changes every
-~200 ms), so an earlier sample also covers time before the hold.
+~200 ms, so a sample reports a period that ended up to ~200 ms before it),
+and an earlier sample may cover time before the hold.
 """
 import os
 import re
@@ -50,7 +51,7 @@ def main():
     idle = min(m for _, m, _ in s)
     row = re.compile(r"ROW lib=(\S+) mode=(.+) W=(\d+) t0_ms=(\d+) t1_ms=(\d+) peak_rss_bytes=(\d+)")
     hold = re.compile(r"HOLD lib=(\S+) mode=(.+) W=(\d+) t0_ms=(\d+) t1_ms=(\d+)$")
-    settle = int(os.environ.get("SETTLE_MS", "200"))
+    settle = max(0, int(os.environ.get("SETTLE_MS", "400")))
     lines = open(sys.argv[2], errors="replace").read().splitlines()
     holds = []
     for line in lines:
