@@ -273,24 +273,27 @@ impl G2Parts {
     }
 }
 
-/// G1 input MSMs (over the public inputs' bases: 328 per porep-32g
-/// partition) of at most this many points run on a host thread of their own
-/// beside the batch additions, whatever the backend ([`g1_sums`]): on a
-/// device each is a Pippenger's fixed cost (dozens of windows of launches
-/// and a download, ~8 ms on the H200) inside the compute lock, ~17 ms per
-/// partition at both call shapes (`notes/runs/s21/`). Single-threaded blst
-/// takes ~6 ms for 512 G1 points, ~12 ms at this bound.
+/// Input MSMs (over the public inputs' bases: 328 per porep-32g partition
+/// in G1) of at most this many points run on a host thread of their own
+/// beside the batch additions and tails, whatever the backend
+/// ([`g1_sums`], [`g2_parts`]). On a device each is a Pippenger's fixed cost
+/// (dozens of windows of launches and a download) inside the compute lock:
+/// in G1 ~8 ms each on the H200, ~17 ms per partition at both call shapes
+/// (`notes/runs/s21/`); B′'s in G2 sit in a gap of 3–4.5 ms before its tail
+/// MSM on the H100 (`notes/runs/s43/`). Single-threaded blst takes ~6 ms for
+/// 512 G1 points, ~12 ms at this bound.
 const INPUT_MSM_ON_HOST: usize = 1 << 10;
 
 /// Σ scalars·bases for each of `scalars`, on this thread (blst, no rayon).
-fn msms_here(bases: &[blstrs::G1Affine], scalars: &[&[Scalar]]) -> Vec<G1Projective> {
-    scalars.iter().map(|s| crate::cpu::msm::msm_here::<G1>(bases, s)).collect()
+fn msms_here<C: crate::cpu::msm::Curve>(bases: &[C::Affine], scalars: &[&[Scalar]]) -> Vec<C::Projective> {
+    scalars.iter().map(|s| crate::cpu::msm::msm_here::<C>(bases, s)).collect()
 }
 
-/// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]).
-/// `b_tails`: B′'s tail scalars where [`g1_sums`] gathered them already
-/// (and `b_ahead`: where it put them on the device for the G2 MSM); `None`
-/// reads them from the witnesses.
+/// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]),
+/// the small input MSMs on a host thread beside the rest
+/// ([`INPUT_MSM_ON_HOST`]). `b_tails`: B′'s tail scalars where [`g1_sums`]
+/// gathered them already (and `b_ahead`: where it put them on the device
+/// for the G2 MSM); `None` reads them from the witnesses.
 pub fn g2_parts<C: Compute>(
     compute: &C,
     srs: &Srs,
@@ -301,19 +304,47 @@ pub fn g2_parts<C: Compute>(
 ) -> Result<Vec<G2Projective>> {
     let circuits = plans.b_inp.len();
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
-    let mut sums = if parts.batch_addition() {
-        plans.b2.batch_parts(compute, circuits)?
-    } else {
-        vec![<G2Projective as group::Group>::identity(); circuits]
-    };
-    if parts.msms() {
-        let inputs = compute.msm_many::<G2>(&srs.b_g2[..b_inp_points], &slices(&plans.b_inp))?;
-        let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails, b_ahead)?;
-        for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
-            *sum += i + t;
+    let (inp_bases, inp_scalars) = (&srs.b_g2[..b_inp_points], slices(&plans.b_inp));
+    std::thread::scope(|scope| {
+        // The input MSMs beside the batch addition and the tail, where they
+        // are small ([`INPUT_MSM_ON_HOST`], as in [`g1_sums`]; else, or
+        // where no thread can be made, through `compute` in turn).
+        let mut input_msms = (parts.msms() && (1..=INPUT_MSM_ON_HOST).contains(&b_inp_points))
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("supraseal-c2-inputs".into())
+                    // blst's Pippenger keeps its tables on the stack (G2's
+                    // points are twice G1's).
+                    .stack_size(4 << 20)
+                    .spawn_scoped(scope, || msms_here::<G2>(inp_bases, &inp_scalars))
+                    .ok()
+            })
+            .flatten();
+        let sums = (|| -> Result<Vec<G2Projective>> {
+            let mut sums = if parts.batch_addition() {
+                plans.b2.batch_parts(compute, circuits)?
+            } else {
+                vec![<G2Projective as group::Group>::identity(); circuits]
+            };
+            if parts.msms() {
+                let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails, b_ahead)?;
+                let inputs = match input_msms.take() {
+                    Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    None => compute.msm_many::<G2>(inp_bases, &inp_scalars)?,
+                };
+                for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
+                    *sum += i + t;
+                }
+            }
+            Ok(sums)
+        })();
+        // A panic in the input MSMs' thread not joined above (an earlier
+        // error) is resumed here with its own message.
+        if let Some(Err(panic)) = input_msms.map(|h| h.join()) {
+            std::panic::resume_unwind(panic);
         }
-    }
-    Ok(sums)
+        sums
+    })
 }
 
 /// The batch-addition parts of every circuit's L, A′ and B′ in G1 and
@@ -382,12 +413,31 @@ pub type G1Parts = (G1Projective, G1Projective, G1Projective);
 
 /// What [`g1_sums`] returns: (L, A′, B′ in G1) of every circuit, and B′'s
 /// tail scalars, which B′ in G2 shares ([`g2_parts`]: its plan is B′'s),
-/// with their copy put on the device for the G2 MSM where it runs there.
+/// with their copy put on the device for the G2 MSM where it runs there;
+/// and L's and A′'s tail scalars, spent, for the caller to free once the
+/// device no longer waits on this thread ([`Spent`]).
 pub struct G1Sums<A> {
     pub sums: Vec<G1Parts>,
     pub b_tails: Arc<Gathered>,
     pub b_g2_ahead: Option<A>,
+    pub spent: Vec<Arc<Gathered>>,
 }
+
+/// Host memory a call is done with inside the compute lock: the split
+/// plans and the tails' gathered scalars, tens of MB each at porep-32g
+/// (68 MB per G1 tail of a circuit, 83 MB of plans). Freeing such a buffer
+/// returns its pages to the OS (~2–5 ms per 64 MB), time in which the
+/// thread that holds the lock launches nothing; the pipeline keeps them
+/// here and drops them after the release.
+#[derive(Default)]
+pub struct Spent<'p> {
+    pub plans: Option<Arc<Plans<'p>>>,
+    pub tails: Vec<Arc<Gathered>>,
+}
+
+/// What [`g1_sums`] computes under its threads: the sums, B′'s tail
+/// scalars and the spent ones ([`G1Sums`]).
+type Sums = (Vec<G1Parts>, Arc<Gathered>, Vec<Arc<Gathered>>);
 
 /// One plan's tail scalars as the gather thread of [`g1_sums`] hands them
 /// over: on the host, and put ahead on the device for the G1 MSM.
@@ -439,7 +489,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                     // blst's Pippenger keeps its tables on the stack (~80 KB
                     // at 31 G1 points): not left to RUST_MIN_STACK.
                     .stack_size(2 << 20)
-                    .spawn_scoped(scope, || (msms_here(a_inp_bases, &inputs), msms_here(b_inp_bases, &b_inp_scalars)))
+                    .spawn_scoped(scope, || (msms_here::<G1>(a_inp_bases, &inputs), msms_here::<G1>(b_inp_bases, &b_inp_scalars)))
                     .ok()
             })
             .flatten();
@@ -488,7 +538,8 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                 Ok(Tail { gathered: Arc::new(Gathered::of(&order[turn - 1].plan, &plans.aux)), ahead: None })
             }
         };
-        let sums = (|| -> Result<(Vec<G1Parts>, Arc<Gathered>)> {
+        let mut spent = Vec::with_capacity(2);
+        let sums = (|| -> Result<Sums> {
             let (l, a, b1) = match batched {
                 Some(parts) => parts,
                 None => clock.time(Step::BatchAdd, || g1_batch(compute, plans))?,
@@ -499,20 +550,25 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                     Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                     None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
                 };
-                // Each tail's scalars go (host and device) before the next handover.
+                // Each tail's scalars on the device go before the next
+                // handover; on the host they are kept ([`Spent`]).
                 let lt = {
                     let t = next()?;
-                    plans.l.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?
+                    let sums = plans.l.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?;
+                    spent.push(t.gathered);
+                    sums
                 };
                 let at = {
                     let t = next()?;
-                    plans.a.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?
+                    let sums = plans.a.msm_parts(compute, &plans.aux, Some(&*t.gathered), t.ahead)?;
+                    spent.push(t.gathered);
+                    sums
                 };
                 let b = next()?;
                 Ok((a_inp, b_inp, lt, at, (plans.b1.msm_parts(compute, &plans.aux, Some(&*b.gathered), b.ahead)?, b.gathered)))
             })?;
             let sums = (0..circuits).map(|ci| (l[ci] + lt[ci], a[ci] + a_inp[ci] + at[ci], b1[ci] + b_inp[ci] + bt[ci])).collect();
-            Ok((sums, b))
+            Ok((sums, b, spent))
         })();
         // The feeder stops once the receiver is gone; a panic there, or in
         // the input MSMs' thread not joined above (an earlier error), is
@@ -526,6 +582,6 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             std::panic::resume_unwind(panic);
         }
         let b_g2_ahead = g2_rx.try_recv().ok();
-        sums.map(|(sums, b_tails)| G1Sums { sums, b_tails, b_g2_ahead })
+        sums.map(|(sums, b_tails, spent)| G1Sums { sums, b_tails, b_g2_ahead, spent })
     })
 }

@@ -400,13 +400,16 @@ fn locked_phases<B: Backend + ?Sized>(
             (by_circuit(admission, report), compute)
         }
     };
-    let result = phase2(backend, &compute, srs, batch, inputs, &mut staged, plans, done, checks, settings.batch_add_beside, &mut report.batch_add_beside);
+    let mut spent = groth16::Spent::default();
+    let result = phase2(backend, &compute, srs, batch, inputs, &mut staged, plans, done, checks, settings.batch_add_beside, &mut report.batch_add_beside, &mut spent);
     // Staged inputs of circuits not reached (an error) are dropped (freed, or
     // handed back to the idle pre-stage list) before the trim.
     drop(staged);
     let end = backend.end_compute(&compute);
     report.free_after = backend.free_memory();
     report.compute = Some(compute.release());
+    // The plans and the tails' scalars: freed once the next call may compute.
+    drop(spent);
     let out = result?;
     end?;
     Ok(out)
@@ -432,6 +435,7 @@ fn phase2<'p, B: Backend + ?Sized>(
     checks: &Checks,
     beside: crate::config::Beside,
     ran_beside: &mut bool,
+    spent: &mut groth16::Spent<'p>,
 ) -> Result<Vec<Intermediates>> {
     let n = srs.domain_size();
     let clock = backend.clock();
@@ -546,17 +550,22 @@ fn phase2<'p, B: Backend + ?Sized>(
         Some(groth16::BatchParts { g1, b_g2 }) => (Some(g1), b_g2),
         None => (None, None),
     };
-    let groth16::G1Sums { sums, b_tails, b_g2_ahead } = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans, g1_batched)?;
+    // From here on the plans, and the tails' scalars once spent, are freed
+    // by the caller after the compute lock ([`groth16::Spent`]).
+    spent.plans = Some(plans.clone());
+    let groth16::G1Sums { sums, b_tails, b_g2_ahead, spent: tails } = groth16::g1_sums(backend.compute(), clock, srs, batch, &plans, g1_batched)?;
+    spent.tails.extend(tails);
     let mut out: Vec<Intermediates> =
         hs.into_iter().zip(sums).map(|(h, (l, a, b_g1))| Intermediates { h, l, a, b_g1, b_g2: G2Projective::identity() }).collect();
     let placement = backend.placement();
     // B's tail scalars (and their copy on the device) serve the G2 tail MSM
-    // where it runs here; else the CPU thread gathers its own, and these go
-    // now.
+    // where it runs here; else the CPU thread gathers its own, and the copy
+    // goes now (the host's scalars with the spent ones).
+    spent.tails.push(b_tails.clone());
     let (b_tails, b_ahead) = match placement.g2_msm {
         Place::Device => (Some(b_tails), b_g2_ahead),
         Place::Host => {
-            drop((b_tails, b_g2_ahead));
+            drop(b_g2_ahead);
             (None, None)
         }
     };
