@@ -273,16 +273,25 @@ impl G2Parts {
     }
 }
 
-/// Input MSMs (over the public inputs' bases: 328 per porep-32g partition
-/// in G1) of at most this many points run on a host thread of their own
+/// G1 input MSMs (over the public inputs' bases: 328 per porep-32g
+/// partition) of at most this many points run on a host thread of their own
 /// beside the batch additions and tails, whatever the backend
-/// ([`g1_sums`], [`g2_parts`]). On a device each is a Pippenger's fixed cost
-/// (dozens of windows of launches and a download) inside the compute lock:
-/// in G1 ~8 ms each on the H200, ~17 ms per partition at both call shapes
-/// (`notes/runs/s21/`); B′'s in G2 sit in a gap of 3–4.5 ms before its tail
-/// MSM on the H100 (`notes/runs/s43/`). Single-threaded blst takes ~6 ms for
-/// 512 G1 points, ~12 ms at this bound.
+/// ([`g1_sums`]): on a device each is a Pippenger's fixed cost (dozens of
+/// windows of launches and a download, ~8 ms on the H200) inside the compute
+/// lock, ~17 ms per partition at both call shapes (`notes/runs/s21/`).
+/// Single-threaded blst takes ~6 ms for 512 G1 points, ~12 ms at this bound.
 const INPUT_MSM_ON_HOST: usize = 1 << 10;
+
+/// B′'s G2 input MSMs of at most this many points (1 in the 2 KiB PoRep's
+/// partition, `notes/VALUE_MIX.md`) run on a host thread of their own
+/// beside B′'s G2 tail MSM (and
+/// on the CPU backend its batch addition), whatever the backend
+/// ([`g2_parts`]): on a device they sat in a gap of 3–4.5 ms before that
+/// tail inside the compute lock (H100, `notes/runs/s43/`). A G2 point costs
+/// blst ~3× a G1 point (1,024 points: ~32 ms against ~12, single-threaded),
+/// and the circuits' MSMs run one after another, so the bound is a quarter
+/// of G1's.
+const G2_INPUT_MSM_ON_HOST: usize = INPUT_MSM_ON_HOST / 4;
 
 /// Σ scalars·bases for each of `scalars`, on this thread (blst, no rayon).
 fn msms_here<C: crate::cpu::msm::Curve>(bases: &[C::Affine], scalars: &[&[Scalar]]) -> Vec<C::Projective> {
@@ -291,7 +300,7 @@ fn msms_here<C: crate::cpu::msm::Curve>(bases: &[C::Affine], scalars: &[&[Scalar
 
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]),
 /// the small input MSMs on a host thread beside the rest
-/// ([`INPUT_MSM_ON_HOST`]). `b_tails`: B′'s tail scalars where [`g1_sums`]
+/// ([`G2_INPUT_MSM_ON_HOST`]). `b_tails`: B′'s tail scalars where [`g1_sums`]
 /// gathered them already (and `b_ahead`: where it put them on the device
 /// for the G2 MSM); `None` reads them from the witnesses.
 pub fn g2_parts<C: Compute>(
@@ -306,10 +315,10 @@ pub fn g2_parts<C: Compute>(
     let b_inp_points = plans.b_inp.first().map_or(0, |v| v.len());
     let (inp_bases, inp_scalars) = (&srs.b_g2[..b_inp_points], slices(&plans.b_inp));
     std::thread::scope(|scope| {
-        // The input MSMs beside the batch addition and the tail, where they
-        // are small ([`INPUT_MSM_ON_HOST`], as in [`g1_sums`]; else, or
-        // where no thread can be made, through `compute` in turn).
-        let mut input_msms = (parts.msms() && (1..=INPUT_MSM_ON_HOST).contains(&b_inp_points))
+        // The input MSMs beside the tail (and the batch addition, where
+        // asked for), where they are small ([`G2_INPUT_MSM_ON_HOST`]; else,
+        // or where no thread can be made, through `compute` in turn).
+        let mut input_msms = (parts.msms() && (1..=G2_INPUT_MSM_ON_HOST).contains(&b_inp_points))
             .then(|| {
                 std::thread::Builder::new()
                     .name("supraseal-c2-inputs".into())
@@ -425,7 +434,8 @@ pub struct G1Sums<A> {
 
 /// Host memory a call is done with inside the compute lock: the split
 /// plans and the tails' gathered scalars, tens of MB each at porep-32g
-/// (68 MB per G1 tail of a circuit, 83 MB of plans). Freeing such a buffer
+/// (per circuit 68 MB for L's and for A′'s tail and 49 MB for B′'s; 83 MB
+/// of plans for a one-circuit call). Freeing such a buffer
 /// returns its pages to the OS (~2–5 ms per 64 MB), time in which the
 /// thread that holds the lock launches nothing; the pipeline keeps them
 /// here and drops them after the release.
