@@ -25,6 +25,15 @@ if [ "$base" != none ]; then
   build_variant "$base" /tmp/ssc2-base gpu_bench_base
   echo "$base" > /tmp/pk/BASE
 fi
+# The CLI as of BASE_CLI (a revision; unset: none), as /tmp/pk/supraseal-c2-base, for a
+# same-lease baseline of whole proofs (steps.sh's CLIS), built in target-old as above.
+if [ -n "${BASE_CLI:-}" ]; then
+  rm -rf /tmp/ssc2-base-cli && mkdir -p /tmp/ssc2-base-cli && git archive "$BASE_CLI" | tar x -m -C /tmp/ssc2-base-cli
+  (cd /tmp/ssc2-base-cli && NVCC="$(cd "$root" && scripts/install-cuda-toolchain.sh | tail -n 1)" SUPRASEAL_C2_CUDA_ARCHS=90 \
+    CARGO_TARGET_DIR="$root/target-old" cargo build --release -p supraseal-c2-cli --bin supraseal-c2)
+  cp target-old/release/supraseal-c2 /tmp/pk/supraseal-c2-base && strip --strip-debug /tmp/pk/supraseal-c2-base
+  git rev-parse --short "$BASE_CLI" > /tmp/pk/BASE_CLI
+fi
 cp notes/runs/s24/70cf2f7-proofs-upstream.txt notes/runs/s25/steps.sh /tmp/pk/
 tar czf gpu-pack.tgz -C /tmp pk
 ls -la gpu-pack.tgz && cat /tmp/pk/COMMIT

@@ -52,17 +52,21 @@
 #   (bench, hshape and sortbeside sample nvidia-smi beside the run: each MSM size's peak VRAM,
 #   utilisation and peak RSS, sppark's and ours, are in $OUT/rows-STEP.txt)
 #   radix     ours, W = 1 x 3 one-circuit calls, once per NTT radix (the key resident on a   ~75 s each
-#             card over 80 GB), SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
+#             card over 80 GB), per CLI in CLIS (default "head"; "head base head base" with a pack
+#             built with BASE_CLI=REV alternates with that revision's CLI, in the same lease), and
+#             SUPRASEAL_C2_NTT_RADIX in RADICES (default "2 8 4 2": the
 #             default first and last); prints each call's NTT step (ntt_ms) and hold, and
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
-# Planned calls on a warm machine (the file lives in /tmp while it stays warm; BASE=none pack.sh):
+# Planned calls on a warm machine (the file lives in /tmp while it stays warm):
+#   first, on any card (pack: BASE=none BASE_CLI=ec11857 pack.sh): steps.sh synth-bg wait, then
+#               RADICES=2 SORTS=auto CLIS="head base head base" steps.sh radix (72e0a25's hold, the
+#               plans and tails freed after the release and B′'s G2 input MSMs on the host,
+#               against ec11857's in the same lease: ~10–15 ms expected); TESTS=gpu steps.sh tests
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
-#               steps.sh synth-bg wait hshape radix (RADICES=2 SORTS=auto: the W = 1 resident
-#               hold, ≤ 1.5 s, with the GPU busy within the holds) · sortbeside · call10 ·
-#               prestage (RWORKERS=2,3 RMODES=two,two) · upstream
-#   on an H100: session 43 measured all of these at ec11857 (notes/runs/s43/); `tests` where
-#               the library's code changed since fe96c66
+#               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
+#               with the GPU busy within the holds) · sortbeside · call10 · prestage
+#               (RWORKERS=2,3 RMODES=two,two) · upstream
 #   (30 minutes of device time hold the start and about four such calls; a start can take ~6 min
 #   of it, and a try that finds no machine costs 90–180 s)
 # Same seed and shapes as session 24's run: every proof must equal the reference's proof of the
@@ -241,17 +245,27 @@ for step in "$@"; do
     ;;
   radix)
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "radix: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    # CLIS="head base head base" alternates the pack's CLI with pack.sh's BASE_CLI build
+    # (supraseal-c2-base), each run from a directory of links whose ./supraseal-c2 is that CLI.
+    if [ -x supraseal-c2-base ]; then
+      rm -rf /tmp/pkb && mkdir -p /tmp/pkb && for f in *; do ln -s "$PWD/$f" /tmp/pkb/; done
+      rm /tmp/pkb/supraseal-c2 /tmp/pkb/COMMIT && cp supraseal-c2-base /tmp/pkb/supraseal-c2 && cp BASE_CLI /tmp/pkb/COMMIT
+    fi
     i=0
+    for cli in ${CLIS:-head}; do
+    dir=$PWD; [ $cli = base ] && dir=/tmp/pkb
+    [ -x $dir/supraseal-c2 ] || { echo "radix: no CLI for $cli (pack.sh with BASE_CLI=REV)"; exit 2; }
     for radix in ${RADICES:-2 8 4 2}; do
     for sort in ${SORTS:-auto}; do
-      i=$((i + 1)); R=$OUT/radix$radix-sort$sort-$i; mkdir -p $R
+      i=$((i + 1)); R=$OUT/radix$radix-sort$sort-$i; [ $cli = base ] && R=$R-base; mkdir -p $R
       env OUT=$R WORKERS=1 PARTITIONS=3 MODES=two KEEP=1 SKIP_UPSTREAM=1 \
         OURS_ENV="$LOGS SUPRASEAL_C2_NTT_RADIX=$radix SUPRASEAL_C2_MSM_SORT_BESIDE=$sort" \
-        timeout 200 ./run.sh porep-same-run > /dev/null 2>&1
-      echo "run.sh rc=$? (radix $radix, sort beside $sort)"
+        timeout 200 $dir/run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (radix $radix, sort beside $sort, CLI $cli: $(cat $dir/COMMIT))"
       grep -o -E "ntt_ms=[0-9.]+ h_msm_ms=[0-9.]+" $R/gpu-run-porep-same-run.log | tr '\n' ' '; echo
-      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|rc=" | tail -n 3
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $R/gpu-run-porep-same-run.log | grep -E "^\| ours|^\| two, W=1|rc=" | tail -n 4
       same_proofs $R/proofs-porep-32g-ours.txt
+    done
     done
     done
     ;;
