@@ -284,9 +284,8 @@ const INPUT_MSM_ON_HOST: usize = 1 << 10;
 
 /// B′'s G2 input MSMs of at most this many points (1 in the 2 KiB PoRep's
 /// partition, `notes/VALUE_MIX.md`) run on a host thread of their own
-/// beside B′'s G2 tail MSM (and
-/// on the CPU backend its batch addition), whatever the backend
-/// ([`g2_parts`]): on a device they sat in a gap of 3–4.5 ms before that
+/// beside B′'s G2 tail MSM (and on the CPU backend its batch addition),
+/// whatever the backend ([`g2_parts`]): on a device they sat in a gap of 3–4.5 ms before that
 /// tail inside the compute lock (H100, `notes/runs/s43/`). A G2 point costs
 /// blst ~3× a G1 point (1,024 points: ~32 ms against ~12, single-threaded),
 /// and the circuits' MSMs run one after another, so the bound is a quarter
@@ -296,6 +295,24 @@ const G2_INPUT_MSM_ON_HOST: usize = INPUT_MSM_ON_HOST / 4;
 /// Σ scalars·bases for each of `scalars`, on this thread (blst, no rayon).
 fn msms_here<C: crate::cpu::msm::Curve>(bases: &[C::Affine], scalars: &[&[Scalar]]) -> Vec<C::Projective> {
     scalars.iter().map(|s| crate::cpu::msm::msm_here::<C>(bases, s)).collect()
+}
+
+/// `f` (input MSMs through [`msms_here`]) on a plain scoped thread of its
+/// own with a `stack` of that many bytes: blst's Pippenger keeps its tables
+/// on the stack (~80 KB at 31 G1 points; G2's points are twice G1's), which
+/// is not left to RUST_MIN_STACK. `None` where no thread can be made.
+fn inputs_beside<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    stack: usize,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> Option<std::thread::ScopedJoinHandle<'scope, T>> {
+    std::thread::Builder::new().name("supraseal-c2-inputs".into()).stack_size(stack).spawn_scoped(scope, f).ok()
+}
+
+/// What scoped thread `h` returned; its panic is resumed here, with its
+/// own message (the scope would report only that a thread panicked).
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// B′ in G2 of every circuit, or the chosen `parts` of it ([`G2Parts`]),
@@ -319,15 +336,7 @@ pub fn g2_parts<C: Compute>(
         // asked for), where they are small ([`G2_INPUT_MSM_ON_HOST`]; else,
         // or where no thread can be made, through `compute` in turn).
         let mut input_msms = (parts.msms() && (1..=G2_INPUT_MSM_ON_HOST).contains(&b_inp_points))
-            .then(|| {
-                std::thread::Builder::new()
-                    .name("supraseal-c2-inputs".into())
-                    // blst's Pippenger keeps its tables on the stack (G2's
-                    // points are twice G1's).
-                    .stack_size(4 << 20)
-                    .spawn_scoped(scope, || msms_here::<G2>(inp_bases, &inp_scalars))
-                    .ok()
-            })
+            .then(|| inputs_beside(scope, 4 << 20, || msms_here::<G2>(inp_bases, &inp_scalars)))
             .flatten();
         let sums = (|| -> Result<Vec<G2Projective>> {
             let mut sums = if parts.batch_addition() {
@@ -338,7 +347,7 @@ pub fn g2_parts<C: Compute>(
             if parts.msms() {
                 let tails = plans.b2.msm_parts(compute, &plans.aux, b_tails, b_ahead)?;
                 let inputs = match input_msms.take() {
-                    Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Some(h) => joined(h),
                     None => compute.msm_many::<G2>(inp_bases, &inp_scalars)?,
                 };
                 for ((sum, i), t) in sums.iter_mut().zip(inputs).zip(tails) {
@@ -347,10 +356,10 @@ pub fn g2_parts<C: Compute>(
             }
             Ok(sums)
         })();
-        // A panic in the input MSMs' thread not joined above (an earlier
-        // error) is resumed here with its own message.
-        if let Some(Err(panic)) = input_msms.map(|h| h.join()) {
-            std::panic::resume_unwind(panic);
+        // The input MSMs' thread where an earlier error left it unjoined:
+        // a panic there is resumed with its own message.
+        if let Some(h) = input_msms {
+            joined(h);
         }
         sums
     })
@@ -389,7 +398,7 @@ pub fn batch_parts<C: Compute>(compute: &C, plans: &Plans<'_>, g2: bool) -> Resu
         let parts = g1_batch(compute, plans)?;
         let b_g2 = if g2 { Some(plans.b2.batch_parts(compute, plans.aux.len())?) } else { None };
         let l_tail = match l_tail {
-            Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Some(h) => joined(h),
             None => gather(),
         };
         Ok(BatchParts { g1: G1Batched { parts, l_tail }, b_g2 })
@@ -493,15 +502,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
         // The input MSMs beside the batch additions, where they are small
         // (else, or where no thread can be made, through `compute` in turn).
         let mut input_msms = (num_inputs.max(b_inp_points) <= INPUT_MSM_ON_HOST)
-            .then(|| {
-                std::thread::Builder::new()
-                    .name("supraseal-c2-inputs".into())
-                    // blst's Pippenger keeps its tables on the stack (~80 KB
-                    // at 31 G1 points): not left to RUST_MIN_STACK.
-                    .stack_size(2 << 20)
-                    .spawn_scoped(scope, || (msms_here::<G1>(a_inp_bases, &inputs), msms_here::<G1>(b_inp_bases, &b_inp_scalars)))
-                    .ok()
-            })
+            .then(|| inputs_beside(scope, 2 << 20, || (msms_here::<G1>(a_inp_bases, &inputs), msms_here::<G1>(b_inp_bases, &b_inp_scalars))))
             .flatten();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Tail<C::Ahead>>(0);
         // B′'s scalars put ahead for the G2 MSM: sent once, never waited on
@@ -521,7 +522,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
                         let early = order.get(i + 1).and_then(|&m| std::thread::Builder::new().name("supraseal-c2-gather".into()).spawn_scoped(s, move || gather(m)).ok());
                         let ahead = msm.put_ahead(compute, &gathered);
                         let sent = tx.send(Tail { gathered: gathered.clone(), ahead }).is_ok();
-                        (sent, early.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+                        (sent, early.map(joined))
                     });
                     // A failed step on the device drops the receiver: stop.
                     if !sent {
@@ -557,7 +558,7 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
             // Each base vector goes up once for all circuits (tails, and input MSMs through `compute`).
             let (a_inp, b_inp, lt, at, (bt, b)) = clock.time(Step::Tails, || -> Result<_> {
                 let (a_inp, b_inp) = match input_msms.take() {
-                    Some(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Some(h) => joined(h),
                     None => (compute.msm_many::<G1>(a_inp_bases, &inputs)?, compute.msm_many::<G1>(b_inp_bases, &b_inp_scalars)?),
                 };
                 // Each tail's scalars on the device go before the next
@@ -585,11 +586,11 @@ pub fn g1_sums<C: Compute>(compute: &C, clock: &Clock, srs: &Srs, batch: &Batch<
         // resumed here with its own message (the scope would report only
         // that a scoped thread panicked).
         drop(rx);
-        if let Some(Err(panic)) = feeder.map(|h| h.join()) {
-            std::panic::resume_unwind(panic);
+        if let Some(h) = feeder {
+            joined(h);
         }
-        if let Some(Err(panic)) = input_msms.map(|h| h.join()) {
-            std::panic::resume_unwind(panic);
+        if let Some(h) = input_msms {
+            joined(h);
         }
         let b_g2_ahead = g2_rx.try_recv().ok();
         sums.map(|(sums, b_tails, spent)| G1Sums { sums, b_tails, b_g2_ahead, spent })
