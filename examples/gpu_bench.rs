@@ -216,6 +216,22 @@ fn main() {
         let (b, s) = (bases(n), scalars(n));
         let want = supraseal_c2::cpu::msm::msm::<supraseal_c2::cpu::msm::G1>(&b, &s);
         window_sweep(&gpu, &b, &s, 14..=19, 3, want, ("G1 MSM tail sweep", &n.to_string(), "bases on the device"));
+        let [w1, w2] = gpu.accumulation_waves();
+        println!("| MSM accumulation, threads resident at once | blocks of 128 | - | G1 {w1}, G2 {w2} (one wave) |");
+        // K = 32 against the K the device's waves fit (MsmTuning::fitted_to_waves,
+        // what the pipeline runs), in turn twice, at this tail and at B's.
+        for n in [n, 1_538_054] {
+            let (b, s) = (&b[..n], &s[..n]);
+            let want = supraseal_c2::cpu::msm::msm::<supraseal_c2::cpu::msm::G1>(b, s);
+            let (unfitted, fitted) = (MsmTuning::for_points(n), gpu.msm_g1_tuning(n));
+            gpu.with_pinned(s, || {
+                for (t, how) in [(unfitted, "K of MsmTuning::for_points"), (fitted, "K fitted to the device's waves (the pipeline's)")].repeat(2) {
+                    let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, 5).unwrap();
+                    assert_eq!(got, want, "tail of {n}: the MSM with {t:?} differs from the reference");
+                    println!("| G1 MSM tail, K fit | {n} | {ms:.1} | bases on the device (5 runs), {how}: {t:?}; {} |", profile(&p));
+                }
+            });
+        }
     }
     // G1 batch additions over one 2^23-base chunk already on the device (a
     // porep-32g L or A chunk), 7/8 of the bits set, for 1 and for 10

@@ -258,7 +258,7 @@ fn gpu_msm_matches_cpu_on_random_and_special_inputs() {
     assert_eq!(gpu.compute().msm::<G1>(&same, &ones).unwrap(), G1Projective::from(bases[1]) * Scalar::from(n as u64));
 }
 
-/// Every block size, K and window width (including K
+/// Every block size, K (a power of two or not) and window width (including K
 /// larger than most buckets and a window wider than the default) gives the
 /// CPU's point, on random scalars and on mostly-0/1 scalars over bases with
 /// infinities and repeats.
@@ -279,7 +279,8 @@ fn gpu_msm_launch_choices_match_cpu() {
     let inputs = [("random", random_scalars(n, s + 13)), ("mostly 0/1", mostly_bits(n, &mut rng))];
     let wants: Vec<_> = inputs.iter().map(|(_, sc)| cpu_msm::msm::<cpu_msm::G1>(&bases, sc)).collect();
     for window_bits in [9, 17, 18] {
-        for points_per_thread in [1, 16, 64] {
+        // 42: the fitted K of a porep-32g tail (MsmTuning::fitted_to_waves), not a power of two.
+        for points_per_thread in [1, 16, 42, 64] {
             for block in [64, 128, 256] {
                 // Each window sorted in turn, and beside the accumulation of
                 // the one before (two sort buffers in turn, a second stream
@@ -294,7 +295,7 @@ fn gpu_msm_launch_choices_match_cpu() {
             }
         }
     }
-    eprintln!("MSM {n} points, 27 launch choices x 3 sorts x (random, mostly 0/1): match");
+    eprintln!("MSM {n} points, 36 launch choices x 3 sorts x (random, mostly 0/1): match");
     // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
     // over 1,025 (c = 24: more tiles than the totals' block has threads;
     // its bucket table takes 11 × (2^23 + 1) × 192 B = 16.5 GiB, so it runs

@@ -119,6 +119,14 @@ impl Gpu {
         self.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_or(0, |v| v.max(0) as usize)
     }
 
+    /// Threads of `k` in blocks of `block` that the device keeps resident at
+    /// once: SMs × the driver's resident blocks per SM for the kernel's
+    /// registers and shared memory × `block` (0 if the driver does not say).
+    pub fn resident_threads(&self, k: Kernel, block: u32) -> usize {
+        let per_sm = self.kernel(k).occupancy_max_active_blocks_per_multiprocessor(block, 0, None).map_or(0, |b| b as usize);
+        self.multiprocessors() * per_sm * block as usize
+    }
+
     /// Peak SM clock in MHz (0 if the driver does not say).
     pub fn clock_mhz(&self) -> usize {
         self.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).map_or(0, |v| v.max(0) as usize / 1000)

@@ -9,7 +9,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
 use super::device::{cuda_err, Gpu};
 use super::faults::check_alloc;
-use super::kernels::Kernel;
+use super::group::DeviceGroup;
+use super::kernels::{Kernel, PointKernel};
+use super::tuning::MsmTuning;
 use crate::config::{FaultPhase, Settings};
 use crate::error::Result;
 
@@ -88,6 +90,14 @@ impl Exec {
     /// A kernel of the module.
     pub fn kernel(&self, k: Kernel) -> &CudaFunction {
         self.gpu.kernel(k)
+    }
+
+    /// The launch choice of an MSM of `n` points of `G` on this device:
+    /// [`MsmTuning::for_points`], its accumulation threads fitted to whole
+    /// waves of the device ([`MsmTuning::fitted_to_waves`]).
+    pub fn msm_tuning<G: DeviceGroup>(&self, n: usize) -> MsmTuning {
+        let t = MsmTuning::for_points(n);
+        t.fitted_to_waves(n, self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), t.block))
     }
 
     /// Copies `host` to a new device buffer (a phase-2 allocation, from the

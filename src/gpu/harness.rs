@@ -446,6 +446,36 @@ impl GpuBackendHandle {
         }
     }
 
+    /// The launch choice the pipeline takes for a G1 MSM of `n` points on
+    /// this device ([`MsmTuning::fitted_to_waves`] of the defaults).
+    pub fn msm_g1_tuning(&self, n: usize) -> MsmTuning {
+        #[cfg(supraseal_gpu)]
+        {
+            self.inner.exec().msm_tuning::<msm::G1>(n)
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            let _ = n;
+            match self.never {}
+        }
+    }
+
+    /// Accumulation threads the device keeps resident at once in blocks of
+    /// 128, for G1 and for G2 (`Gpu::resident_threads`: a wave).
+    pub fn accumulation_waves(&self) -> [usize; 2] {
+        #[cfg(supraseal_gpu)]
+        {
+            use super::kernels::PointKernel;
+            use msm::DeviceGroup;
+            let gpu = &self.inner.exec().gpu;
+            [msm::G1::kernel(PointKernel::MsmAccumulate), msm::G2::kernel(PointKernel::MsmAccumulate)].map(|k| gpu.resident_threads(k, 128))
+        }
+        #[cfg(not(supraseal_gpu))]
+        {
+            match self.never {}
+        }
+    }
+
     /// Free device memory in bytes.
     pub fn free_bytes(&self) -> Result<usize> {
         #[cfg(supraseal_gpu)]

@@ -616,7 +616,7 @@ pub fn msm_many_at_ahead<G: DeviceGroup>(
 /// (recoded in place), all enqueued before the first window sums come back.
 /// After an error, waits for the kernels already queued.
 fn msms_ahead<G: DeviceGroup>(gpu: &Exec, d_bases: &CudaView<'_, u64>, n: usize, d_scalars: &mut [CudaSlice<u64>]) -> Result<Vec<G::Projective>> {
-    let tuning = MsmTuning::for_points(n);
+    let tuning = gpu.msm_tuning::<G>(n);
     let run = (|| -> Result<Vec<G::Projective>> {
         let pending = d_scalars.iter_mut().map(|d| msm_enqueue::<G>(gpu, d_bases, n, &mut d.slice_mut(..), tuning, None)).collect::<Result<Vec<_>>>()?;
         pending.into_iter().map(|w| w.map_or(Ok(G::Projective::identity()), |w| w.finish::<G>(gpu))).collect()
@@ -786,7 +786,7 @@ impl<'s> ManyScalars<'s> {
     /// Every circuit's MSM over the chunk of `len` bases at `d_bases`
     /// (positions `first..first + len` of the scalars).
     fn run<G: DeviceGroup>(&mut self, gpu: &Exec, d_bases: &CudaView<'_, u64>, first: usize, len: usize) -> Result<Vec<G::Projective>> {
-        let tuning = MsmTuning::for_points(len);
+        let tuning = gpu.msm_tuning::<G>(len);
         let Some((upload, bufs)) = self.ring.as_mut() else {
             let mut d = gpu.upload(limbs(&self.scalars[0][first..first + len]), "upload MSM scalars")?;
             return Ok(vec![msm_resident::<G>(gpu, d_bases, len, &mut d.slice_mut(..), tuning, None)?]);
@@ -846,7 +846,7 @@ pub fn msm_device_scalars<G: DeviceGroup>(gpu: &Exec, bases: &[G::Affine], d_sca
     }
     chunked::<G>(gpu, bases, "upload MSM bases", budget, |d_bases, first, len| {
         let mut part = d_scalars.slice_mut(4 * first..4 * (first + len));
-        msm_resident::<G>(gpu, d_bases, len, &mut part, MsmTuning::for_points(len), None)
+        msm_resident::<G>(gpu, d_bases, len, &mut part, gpu.msm_tuning::<G>(len), None)
     })
 }
 

@@ -137,6 +137,39 @@ impl MsmTuning {
         MsmTuning { window_bits, points_per_thread: 32, block: 128, sort }
     }
 
+    /// This tuning with its accumulation threads' points K fitted to whole
+    /// waves of a device that keeps `wave` accumulation threads resident
+    /// at once (SMs × resident blocks per SM × block; 0: unknown, no fit).
+    ///
+    /// Each window's accumulation launch runs n/K threads of K points each,
+    /// and the window's merge and fix-up wait for its last block. At K = 32
+    /// a porep-32g tail of 2,118,373 points is 66,200 threads: on an H100
+    /// or H200 (132 SMs × 3 blocks of 128 = 50,688) one full wave, then a
+    /// second with under a third of the SMs busy, 16 times per MSM. Its
+    /// accumulation summed 1.88 G points a second (`notes/runs/s41/`,
+    /// a8083c2-sortbeside.log: 18.0 ms for 16 windows), the 2^22 and 2^24
+    /// MSMs (2.6 and 10.3 waves) 2.35 and 2.44 G/s.
+    ///
+    /// The fit takes the K in K ..= 2K that minimises ⌈⌈n/k⌉ / wave⌉ · k
+    /// (waves × points per thread: the time of threads that each take the
+    /// same time per point), the smallest such k on a tie, so K stays
+    /// where no larger one saves a point-time: 2,118,373 points get k = 42
+    /// (one wave of 50,438 threads; 42 point-times against 64). k never
+    /// falls below K, so the buffers that scale with the threads (thread
+    /// keys, merge level 0) stay within what [`MsmTuning::for_points`]'
+    /// tuning sizes, which admission counts. Only windows sorted in turn
+    /// are fitted: beside ([`WindowSort`]), the sort's blocks share the
+    /// SMs with the accumulation, and waves no longer end together.
+    pub fn fitted_to_waves(self, n: usize, wave: usize) -> Self {
+        if wave == 0 || n == 0 || self.sort != WindowSort::InTurn {
+            return self;
+        }
+        let k0 = self.points_per_thread as usize;
+        let cost = |k: usize| n.div_ceil(k).div_ceil(wave) * k;
+        let best = (k0..=2 * k0).min_by_key(|&k| (cost(k), k)).unwrap_or(k0);
+        MsmTuning { points_per_thread: best as u32, ..self }
+    }
+
     /// Whether the windows sort on a second stream ([`MsmTuning::sort`]).
     pub fn sorts_beside(&self) -> bool {
         self.sort != WindowSort::InTurn
@@ -234,7 +267,7 @@ impl std::ops::AddAssign for MsmProfile {
 
 #[cfg(test)]
 mod tests {
-    use super::MsmTuning;
+    use super::{MsmTuning, WindowSort};
     use blstrs::Scalar;
     use ff::Field;
     use rand::SeedableRng;
@@ -474,6 +507,38 @@ mod tests {
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1));
         let t = MsmTuning::for_points(2_118_373);
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (16, 16, (1 << 15) + 1));
+    }
+
+    /// The fit to whole waves at porep-32g's tails on a device of 132 SMs ×
+    /// 3 blocks of 128 (the H100's and H200's G1 accumulation), and its
+    /// bounds over sizes and devices: k within K ..= 2K, never more waves ×
+    /// points than K's, never more threads than K's (the sized buffers).
+    #[test]
+    fn fitted_to_waves_fills_the_last_wave_within_the_sized_buffers() {
+        let wave = 132 * 3 * 128;
+        let fit = |n: usize| MsmTuning::for_points(n).fitted_to_waves(n, wave);
+        assert_eq!(fit(2_118_373).points_per_thread, 42, "L's tail: 66,200 threads at K = 32, one wave at 42");
+        assert_eq!(fit(2_111_605).points_per_thread, 42, "A's tail");
+        assert_eq!(fit(1_538_054).points_per_thread, 32, "B's tail: 48,065 threads, one wave already");
+        assert_eq!(fit(1 << 20).points_per_thread, 32, "under one wave: nothing to gain within K ..= 2K");
+        assert_eq!(fit(1 << 22).points_per_thread, 42, "2.6 waves at K = 32, 2 at 42");
+        // Beside, unknown devices and empty MSMs keep the tuning.
+        assert_eq!(fit(1 << 24), MsmTuning::for_points(1 << 24));
+        assert_eq!(MsmTuning::for_points(2_118_373).fitted_to_waves(2_118_373, 0), MsmTuning::for_points(2_118_373));
+        assert_eq!(MsmTuning::for_points(0).fitted_to_waves(0, wave), MsmTuning::for_points(0));
+        let cost = |n: usize, k: u32, wave: usize| n.div_ceil(k as usize).div_ceil(wave) * k as usize;
+        for wave in [1, 32, 76 * 4 * 128, 108 * 3 * 128, wave, 132 * 128, 144 * 2 * 256] {
+            for n in (0..60).map(|i| 1 + i * 37_123).chain((10..24).map(|lg| 1usize << lg)).chain([(1 << 23) + 1, 2_118_373]) {
+                let base = MsmTuning { sort: WindowSort::InTurn, ..MsmTuning::for_points(n) };
+                let t = base.fitted_to_waves(n, wave);
+                t.check();
+                let (k0, k) = (base.points_per_thread, t.points_per_thread);
+                assert!((k0..=2 * k0).contains(&k), "n {n}, wave {wave}: k {k}");
+                assert!(cost(n, k, wave) <= cost(n, k0, wave), "n {n}, wave {wave}: k {k}");
+                assert!(n.div_ceil(k as usize) <= n.div_ceil(k0 as usize), "n {n}, wave {wave}: more threads than sized");
+                assert_eq!(MsmTuning { points_per_thread: k0, ..t }, base, "only K moves");
+            }
+        }
     }
 
     /// The process's choice as no test changes it (`auto`; this binary's

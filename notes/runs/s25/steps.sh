@@ -39,6 +39,7 @@
 #             SUPRASEAL_C2_STREAMED_MSM in FORMS (default "chunks table chunks table"; TMODES
 #             adds two-limit=16384): prints the rows, each H-MSM's time, and checks the proofs;
 #             needs /tmp/p32.params (synth-bg, wait)
+#   tailk     the tails' K fitted to the device's waves against K = 32, gpu_bench's tail rows    ~60 s
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
 #             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
@@ -59,10 +60,11 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   first, on any card (pack: BASE=none BASE_CLI=ec11857 pack.sh): steps.sh synth-bg wait, then
-#               RADICES=2 SORTS=auto CLIS="head base head base" steps.sh radix (72e0a25's hold, the
-#               plans and tails freed after the release and B′'s G2 input MSMs on the host,
-#               against ec11857's in the same lease: ~10–15 ms expected); TESTS=gpu steps.sh tests
+#   first, on any card (pack: BASE=none BASE_CLI=ec11857 pack.sh): steps.sh synth-bg tailk, then
+#               TESTS=gpu steps.sh tests, wait; then RADICES=2 SORTS=auto CLIS="head base head base"
+#               steps.sh radix (the head's hold, with the plans and tails freed after the release,
+#               B′'s G2 input MSMs on the host and the tails' K fitted to the waves, against
+#               ec11857's in the same lease), TESTS="gpu_proofs lock_protocol" steps.sh tests
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
@@ -333,6 +335,15 @@ for step in "$@"; do
       cmp $first $R/proofs-porep-32g-ours.txt && echo "proofs byte-identical to the first run's ($(wc -l < $first))"
     done
     unset first
+    ;;
+  tailk)
+    # The tails' K fitted to the device's waves (MsmTuning::fitted_to_waves): the tail rows of
+    # gpu_bench (window sweep, then K = 32 and the fitted K in turn, twice, at 2,118,373 and
+    # 1,538,054 points, each checked against the CPU).
+    T=$OUT/tailk.log
+    BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=18 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench > $T 2>&1
+    echo "rc=$?" >> $T
+    grep -E "tail|resident at once|rc=|panicked" $T
     ;;
   hmsm)
     H=$OUT/hmsm.log
