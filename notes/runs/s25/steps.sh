@@ -60,11 +60,9 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   first, on any card (pack: BASE=none BASE_CLI=ec11857 pack.sh): steps.sh synth-bg tailk, then
-#               TESTS=gpu steps.sh tests, wait; then RADICES=2 SORTS=auto CLIS="head base head base"
-#               steps.sh radix (the head's hold, with the plans and tails freed after the release,
-#               B′'s G2 input MSMs on the host and the tails' K fitted to the waves, against
-#               ec11857's in the same lease), TESTS="gpu_proofs lock_protocol" steps.sh tests
+#   (session 44 ran, on an H100 with a pack of BASE=none BASE_CLI=ec11857: synth-bg tests wait;
+#               tailk, then RADICES=2 SORTS=auto CLIS="head base head base" radix; RWORKERS=2,3
+#               RMODES=two,two prestage, C10ORDER="ours ours" call10; the 16 GiB W = 2 rows)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
