@@ -145,7 +145,7 @@ impl MsmTuning {
     /// and the window's merge and fix-up wait for its last block. At K = 32
     /// a porep-32g tail of 2,118,373 points is 66,200 threads: on an H100
     /// or H200 (132 SMs × 3 blocks of 128 = 50,688) one full wave, then a
-    /// second with under a third of the SMs busy, 16 times per MSM. Its
+    /// second under a third full, 16 times per MSM. Its
     /// accumulation summed 1.88 G points a second (`notes/runs/s41/`,
     /// a8083c2-sortbeside.log: 18.0 ms for 16 windows), the 2^22 and 2^24
     /// MSMs (2.6 and 10.3 waves) 2.35 and 2.44 G/s.
@@ -157,7 +157,7 @@ impl MsmTuning {
     /// (one wave of 50,438 threads; 42 point-times against 64), and on an
     /// H100 takes 23.3 ms against 25.5 (accumulation 16.1 against 18.0;
     /// `notes/runs/s44/tailk.log`); B′'s G2 tail in a porep-32g proof (K =
-    /// 46 at 2 blocks of 128 per SM) 50.3–51.4 ms against 61.5–62.1. k never
+    /// 46 at 2 blocks of 128 per SM) 50.3–50.7 ms against 61.5–62.1. k never
     /// falls below K, so the buffers that scale with the threads (thread
     /// keys, merge level 0) stay within what [`MsmTuning::for_points`]'
     /// tuning sizes, which admission counts. Only windows sorted in turn
