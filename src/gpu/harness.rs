@@ -446,8 +446,10 @@ impl GpuBackendHandle {
         }
     }
 
-    /// The launch choice the pipeline takes for a G1 MSM of `n` points on
-    /// this device ([`MsmTuning::fitted_to_waves`] of the defaults).
+    /// The launch choice the pipeline's MSM launches outside a shared
+    /// bucket table take for `n` G1 points on this device
+    /// ([`MsmTuning::fitted_to_waves`] of the defaults: fitted where the
+    /// windows sort in turn, below 2^24 points under `auto`).
     pub fn msm_g1_tuning(&self, n: usize) -> MsmTuning {
         #[cfg(supraseal_gpu)]
         {
@@ -460,15 +462,13 @@ impl GpuBackendHandle {
         }
     }
 
-    /// Accumulation threads the device keeps resident at once in blocks of
-    /// 128, for G1 and for G2 (`Gpu::resident_threads`: a wave).
+    /// MSM accumulation threads the device keeps resident at once in the
+    /// default blocks, for G1 and for G2 (`Gpu::accumulation_wave`: a wave).
     pub fn accumulation_waves(&self) -> [usize; 2] {
         #[cfg(supraseal_gpu)]
         {
-            use super::kernels::PointKernel;
-            use msm::DeviceGroup;
             let gpu = &self.inner.exec().gpu;
-            [msm::G1::kernel(PointKernel::MsmAccumulate), msm::G2::kernel(PointKernel::MsmAccumulate)].map(|k| gpu.resident_threads(k, 128))
+            [crate::curve::GroupName::G1, crate::curve::GroupName::G2].map(|g| gpu.accumulation_wave(g, device::ACCUMULATION_BLOCK))
         }
         #[cfg(not(supraseal_gpu))]
         {

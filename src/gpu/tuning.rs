@@ -60,6 +60,10 @@ pub enum WindowSort {
     BesideFirst,
 }
 
+/// The largest points per thread [`MsmTuning::fitted_to_waves`] starts
+/// from (it searches K ..= 2K).
+const FIT_MOST_POINTS: usize = 1 << 10;
+
 /// Launch choices of one Pippenger MSM (src/gpu/msm.rs + cuda/msm.cu).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmTuning {
@@ -164,11 +168,13 @@ impl MsmTuning {
     /// are fitted: beside ([`WindowSort`]), the sort's blocks share the
     /// SMs with the accumulation, and waves no longer end together.
     pub fn fitted_to_waves(self, n: usize, wave: usize) -> Self {
-        if wave == 0 || n == 0 || self.sort != WindowSort::InTurn {
+        let k0 = self.points_per_thread as usize;
+        // A K past FIT_MOST_POINTS is a tuning of its own, left as given
+        // (the search below takes K + 1 steps).
+        if wave == 0 || n == 0 || k0 == 0 || k0 > FIT_MOST_POINTS || self.sort != WindowSort::InTurn {
             return self;
         }
-        let k0 = self.points_per_thread as usize;
-        let cost = |k: usize| n.div_ceil(k).div_ceil(wave) * k;
+        let cost = |k: usize| n.div_ceil(k).div_ceil(wave).saturating_mul(k);
         let best = (k0..=2 * k0).min_by_key(|&k| (cost(k), k)).unwrap_or(k0);
         MsmTuning { points_per_thread: best as u32, ..self }
     }
@@ -529,19 +535,34 @@ mod tests {
         assert_eq!(fit(1 << 24), MsmTuning::for_points(1 << 24));
         assert_eq!(MsmTuning::for_points(2_118_373).fitted_to_waves(2_118_373, 0), MsmTuning::for_points(2_118_373));
         assert_eq!(MsmTuning::for_points(0).fitted_to_waves(0, wave), MsmTuning::for_points(0));
+        let none = MsmTuning { points_per_thread: 0, ..MsmTuning::for_points(5) };
+        assert_eq!(none.fitted_to_waves(5, wave), none, "K = 0 (a tuning `check` refuses) is left to it");
         let cost = |n: usize, k: u32, wave: usize| n.div_ceil(k as usize).div_ceil(wave) * k as usize;
         for wave in [1, 32, 76 * 4 * 128, 108 * 3 * 128, wave, 132 * 128, 144 * 2 * 256] {
-            for n in (0..60).map(|i| 1 + i * 37_123).chain((10..24).map(|lg| 1usize << lg)).chain([(1 << 23) + 1, 2_118_373]) {
-                let base = MsmTuning { sort: WindowSort::InTurn, ..MsmTuning::for_points(n) };
-                let t = base.fitted_to_waves(n, wave);
-                t.check();
-                let (k0, k) = (base.points_per_thread, t.points_per_thread);
-                assert!((k0..=2 * k0).contains(&k), "n {n}, wave {wave}: k {k}");
-                assert!(cost(n, k, wave) <= cost(n, k0, wave), "n {n}, wave {wave}: k {k}");
-                assert!(n.div_ceil(k as usize) <= n.div_ceil(k0 as usize), "n {n}, wave {wave}: more threads than sized");
-                assert_eq!(MsmTuning { points_per_thread: k0, ..t }, base, "only K moves");
+            for n in (0..60).map(|i| 1 + i * 37_123).chain((10..24).map(|lg| 1usize << lg)).chain([(1 << 23) + 1, 2_118_373, (1 << 31) - 1]) {
+                for k0 in [1, 16, 32, 63, 64] {
+                    let base = MsmTuning { sort: WindowSort::InTurn, points_per_thread: k0, ..MsmTuning::for_points(n) };
+                    let t = base.fitted_to_waves(n, wave);
+                    t.check();
+                    let k = t.points_per_thread;
+                    let what = format!("n {n}, wave {wave}, K {k0}: k {k}");
+                    assert!((k0..=2 * k0).contains(&k), "{what}");
+                    // The least waves × points in the range, and the least k
+                    // that has it.
+                    for other in k0..=2 * k0 {
+                        assert!(cost(n, k, wave) < cost(n, other, wave) || (cost(n, k, wave) == cost(n, other, wave) && k <= other), "{what}, {other} does better");
+                    }
+                    assert!(n.div_ceil(k as usize) <= n.div_ceil(k0 as usize), "{what}: more threads than sized");
+                    assert_eq!(MsmTuning { points_per_thread: k0, ..t }, base, "only K moves");
+                }
             }
         }
+        // Every k of one wave costs k: the smallest, K itself, stays.
+        assert_eq!(MsmTuning::for_points(1000).fitted_to_waves(1000, wave).points_per_thread, 32);
+        // A K past the searched bound, a huge n and a wave of one thread: no panic, no overflow.
+        let big = MsmTuning { points_per_thread: u32::MAX, ..MsmTuning::for_points(1 << 20) };
+        assert_eq!(big.fitted_to_waves(1 << 20, wave), big);
+        let _ = MsmTuning::for_points(1 << 20).fitted_to_waves(usize::MAX, 1);
     }
 
     /// The process's choice as no test changes it (`auto`; this binary's
