@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use super::kernels::{Kernel, PointKernel};
-use crate::curve::GroupName;
+use super::kernels::Kernel;
 use crate::error::{Error, Result};
 use crate::locks::RegistrationGate;
 
@@ -43,10 +42,6 @@ pub struct Gpu {
     _module: Arc<CudaModule>,
     /// The module's kernels, indexed by [`Kernel::index`].
     funcs: Vec<CudaFunction>,
-    /// MSM accumulation threads resident at once in blocks of
-    /// [`ACCUMULATION_BLOCK`], for G1 and for G2 (a wave; 0 where the driver
-    /// did not say): [`Gpu::accumulation_wave`].
-    accumulation_waves: [usize; 2],
     /// Proving calls in flight on this device (between backend creation and drop).
     pub active: AtomicUsize,
     /// The locks (the address of their `GpuLocks`) of the calls in flight
@@ -77,24 +72,6 @@ pub struct Gpu {
     staging: std::sync::OnceLock<Option<super::staging::StagingRing>>,
 }
 
-/// The block size of the MSM accumulation launches
-/// ([`super::tuning::MsmTuning::for_points`]' `block`), for which
-/// [`Gpu::accumulation_wave`] is asked when the device opens.
-pub const ACCUMULATION_BLOCK: u32 = 128;
-
-/// Streaming multiprocessors of `ctx`'s device (0 if the driver does not say).
-fn multiprocessors(ctx: &CudaContext) -> usize {
-    ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_or(0, |v| v.max(0) as usize)
-}
-
-/// Threads of `f` in blocks of `block` that `sms` SMs keep resident at
-/// once: the driver's resident blocks per SM for the kernel's registers and
-/// shared memory × `block` × `sms` (0 if the driver does not say).
-fn resident_threads(f: &CudaFunction, sms: usize, block: u32) -> usize {
-    let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None).map_or(0, |b| b as usize);
-    sms * per_sm * block as usize
-}
-
 impl Gpu {
     fn open(ordinal: usize) -> Result<Gpu> {
         let ctx = CudaContext::new(ordinal).map_err(cuda_err("cuCtxCreate"))?;
@@ -115,18 +92,12 @@ impl Gpu {
                 .map_err(|e| cuda_err(&format!("cuFuncSetAttribute({}, max dynamic shared memory)", k.name()))(e))?;
         }
         let memory = super::memory::DeviceMemory::new(ctx.clone(), ordinal)?;
-        // Asked once, with the context current (its stream was just made).
-        let sms = multiprocessors(&ctx);
-        let accumulation_waves = [PointKernel::MsmAccumulate.of(GroupName::G1), PointKernel::MsmAccumulate.of(GroupName::G2)]
-            .map(|k| resident_threads(&funcs[k.index()], sms, ACCUMULATION_BLOCK));
-        tracing::debug!(ordinal, sms, g1 = accumulation_waves[0], g2 = accumulation_waves[1], "MSM accumulation threads resident at once (0: unknown, no fit to waves)");
         Ok(Gpu {
             ordinal,
             ctx,
             _first_stream: first,
             _module: module,
             funcs,
-            accumulation_waves,
             active: AtomicUsize::new(0),
             call_locks: Default::default(),
             awaiting_stage: AtomicUsize::new(0),
@@ -145,22 +116,15 @@ impl Gpu {
 
     /// Streaming multiprocessors (0 if the driver does not say).
     pub fn multiprocessors(&self) -> usize {
-        multiprocessors(&self.ctx)
+        self.ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_or(0, |v| v.max(0) as usize)
     }
 
-    /// MSM accumulation threads of `group` that the device keeps resident
-    /// at once in blocks of `block` (a wave, for
-    /// [`super::tuning::MsmTuning::fitted_to_waves`]): asked of the driver
-    /// when the device opened, for [`ACCUMULATION_BLOCK`]; 0 (no fit) for
-    /// another block or where the driver did not say.
-    pub fn accumulation_wave(&self, group: GroupName, block: u32) -> usize {
-        if block != ACCUMULATION_BLOCK {
-            return 0;
-        }
-        self.accumulation_waves[match group {
-            GroupName::G1 => 0,
-            GroupName::G2 => 1,
-        }]
+    /// Threads of `k` in blocks of `block` that the device keeps resident at
+    /// once: SMs × the driver's resident blocks per SM for the kernel's
+    /// registers and shared memory × `block` (0 if the driver does not say).
+    pub fn resident_threads(&self, k: Kernel, block: u32) -> usize {
+        let per_sm = self.kernel(k).occupancy_max_active_blocks_per_multiprocessor(block, 0, None).map_or(0, |b| b as usize);
+        self.multiprocessors() * per_sm * block as usize
     }
 
     /// Peak SM clock in MHz (0 if the driver does not say).

@@ -10,7 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 use super::device::{cuda_err, Gpu};
 use super::faults::check_alloc;
 use super::group::DeviceGroup;
-use super::kernels::Kernel;
+use super::kernels::{Kernel, PointKernel};
 use super::tuning::MsmTuning;
 use crate::config::{FaultPhase, Settings};
 use crate::error::Result;
@@ -97,7 +97,7 @@ impl Exec {
     /// waves of the device ([`MsmTuning::fitted_to_waves`]).
     pub fn msm_tuning<G: DeviceGroup>(&self, n: usize) -> MsmTuning {
         let t = MsmTuning::for_points(n);
-        t.fitted_to_waves(n, self.gpu.accumulation_wave(G::NAME, t.block))
+        t.fitted_to_waves(n, self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), t.block))
     }
 
     /// Copies `host` to a new device buffer (a phase-2 allocation, from the

@@ -462,13 +462,15 @@ impl GpuBackendHandle {
         }
     }
 
-    /// MSM accumulation threads the device keeps resident at once in the
-    /// default blocks, for G1 and for G2 (`Gpu::accumulation_wave`: a wave).
+    /// Accumulation threads the device keeps resident at once in blocks of
+    /// 128, for G1 and for G2 (`Gpu::resident_threads`: a wave).
     pub fn accumulation_waves(&self) -> [usize; 2] {
         #[cfg(supraseal_gpu)]
         {
+            use super::kernels::PointKernel;
+            use msm::DeviceGroup;
             let gpu = &self.inner.exec().gpu;
-            [crate::curve::GroupName::G1, crate::curve::GroupName::G2].map(|g| gpu.accumulation_wave(g, device::ACCUMULATION_BLOCK))
+            [msm::G1::kernel(PointKernel::MsmAccumulate), msm::G2::kernel(PointKernel::MsmAccumulate)].map(|k| gpu.resident_threads(k, 128))
         }
         #[cfg(not(supraseal_gpu))]
         {
