@@ -14,8 +14,8 @@ using g1_jacobian_t = jacobian_out_t<fp_t>;
 static_assert(sizeof(xyzz_raw_t<fp_t>) == sizeof(g1_xyzz_t), "G1 xyzz layout");
 static_assert(sizeof(affine_raw_t<fp_t>) == sizeof(g1_affine_t), "G1 affine layout");
 
-// acc += p, or acc -= p where neg is set: sppark's mixed addition, which
-// the compiler inlines over fp_t (xyzz_add.cuh: G2 differs).
+// acc += p, or acc -= p where neg is set: xyzz_add.cuh's mixed addition,
+// whose Y3 takes one Montgomery reduction for its two products.
 __device__ __forceinline__ void add_affine(g1_xyzz_t& acc, const g1_affine_t& p, bool neg) {
-    acc.add(p, neg);
+    xyzz_add_affine_to<fp_t>(acc, p, neg);
 }

@@ -5,8 +5,6 @@
 
 #include <ec/xyzz_t.hpp>
 
-#include <cstring>
-
 #include "fq2.cuh"
 #include "jacobian.cuh"
 
@@ -19,13 +17,7 @@ static_assert(sizeof(g2_jacobian_t) == 288, "G2 Jacobian layout");
 static_assert(sizeof(affine_raw_t<fq2_t>) == sizeof(g2_affine_t), "G2 affine layout");
 
 // acc += p, or acc -= p where neg is set, written out inline
-// (xyzz_add.cuh). The coordinates are copied in and out by memcpy, which
-// the compiler turns into register moves once inlined.
+// (xyzz_add.cuh).
 __device__ __forceinline__ void add_affine(g2_xyzz_t& acc, const g2_affine_t& p, bool neg) {
-    xyzz_raw_t<fq2_t> a;
-    affine_raw_t<fq2_t> q;
-    memcpy(&a, &acc, sizeof a);
-    memcpy(&q, &p, sizeof q);
-    xyzz_add_affine(a, q, neg);
-    memcpy(&acc, &a, sizeof a);
+    xyzz_add_affine_to<fq2_t>(acc, p, neg);
 }

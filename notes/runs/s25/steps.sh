@@ -40,6 +40,9 @@
 #             adds two-limit=16384): prints the rows, each H-MSM's time, and checks the proofs;
 #             needs /tmp/p32.params (synth-bg, wait)
 #   tailk     the tails' K fitted to the device's waves against K = 32, gpu_bench's tail rows    ~60 s
+#   msmab     the G1 MSM 2^20 … 2^26: sppark 0.1.16's, pack.sh's BASE build's, the head's     ~250 s
+#   tablefit  a streamed key's shared table, kernels only: chunks at K = 32 and fitted       ~90 s
+#   p16       a 16 GiB card, W = 2 x 3, head then base (CLIS; BASE_CLI pack)              ~90 s each
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
 #             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
@@ -97,6 +100,13 @@ sampled() {
   "$@" > $log 2>&1
   kill $smi; wait $smi 2>/dev/null
   TZ=UTC python3 gpu-samples.py $OUT/nvsmi-$name.csv $log > $OUT/rows-$name.txt
+}
+# /tmp/pkb: links to this pack whose ./supraseal-c2 is pack.sh's BASE_CLI build, where the pack has one.
+base_dir() {
+  if [ -x supraseal-c2-base ]; then
+    rm -rf /tmp/pkb && mkdir -p /tmp/pkb && for f in *; do ln -s "$PWD/$f" /tmp/pkb/; done
+    rm /tmp/pkb/supraseal-c2 /tmp/pkb/COMMIT && cp supraseal-c2-base /tmp/pkb/supraseal-c2 && cp BASE_CLI /tmp/pkb/COMMIT
+  fi
 }
 LOGS="SUPRASEAL_C2_LOG=supraseal_c2::srs=info,supraseal_c2::gpu=info,supraseal_c2::gpu::stage=debug,supraseal_c2::pipeline::phases=debug,supraseal_c2::groth16=debug,supraseal_c2=warn"
 for step in "$@"; do
@@ -247,10 +257,7 @@ for step in "$@"; do
     [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "radix: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
     # CLIS="head base head base" alternates the pack's CLI with pack.sh's BASE_CLI build
     # (supraseal-c2-base), each run from a directory of links whose ./supraseal-c2 is that CLI.
-    if [ -x supraseal-c2-base ]; then
-      rm -rf /tmp/pkb && mkdir -p /tmp/pkb && for f in *; do ln -s "$PWD/$f" /tmp/pkb/; done
-      rm /tmp/pkb/supraseal-c2 /tmp/pkb/COMMIT && cp supraseal-c2-base /tmp/pkb/supraseal-c2 && cp BASE_CLI /tmp/pkb/COMMIT
-    fi
+    base_dir
     i=0
     for cli in ${CLIS:-head}; do
     dir=$PWD; [ $cli = base ] && dir=/tmp/pkb
@@ -342,6 +349,49 @@ for step in "$@"; do
     BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=18 BENCH_NTT_HOST=0 timeout 200 ./gpu_bench > $T 2>&1
     echo "rc=$?" >> $T
     grep -E "tail|resident at once|rc=|panicked" $T
+    ;;
+  msmab)
+    # The G1 MSM rows of pack.sh's BASE build (gpu_bench_base) and of the head, beside sppark
+    # 0.1.16's, in one sampled run (MSMAB orders the builds; default "gpu_bench_base gpu_bench").
+    [ -x gpu_bench_base ] || { echo "msmab: no gpu_bench_base in the pack (built with BASE=none)"; continue; }
+    K=$OUT/msmab.log
+    msmab_run() {
+      echo "== sppark 0.1.16"; timeout 120 ./sppark_bench 26 19; echo "rc=$?"
+      for b in ${MSMAB:-gpu_bench_base gpu_bench}; do
+        echo "== $b ($( [ $b = gpu_bench ] && cat COMMIT || cat BASE ))"
+        BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 200 ./$b; echo "rc=$?"
+      done
+    }
+    sampled msmab $K msmab_run
+    grep -E "MSM|batch addition|rc=|panicked|^== " $K | grep -v '^ROW '; cat $OUT/rows-msmab.txt
+    ;;
+  tablefit)
+    # A streamed key's H-MSM through one shared table, kernels only (BENCH_MSM_H_SWEEP=table):
+    # each 2^23-point chunk's K = 32 against K fitted to the device's waves, in turn, twice.
+    T=$OUT/tablefit.log
+    BENCH_MSM_H_SWEEP=table BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 300 ./gpu_bench > $T 2>&1
+    echo "rc=$?" >> $T
+    grep -E "H-MSM shape|rc=|panicked" $T
+    ;;
+  p16)
+    # A 16 GiB card (SUPRASEAL_C2_VRAM_LIMIT_MB=16384 through the bench's mode), W = 2 one-circuit
+    # calls x RPARTS (3), per CLI in CLIS (default "head base": pack.sh's BASE_CLI build);
+    # prints the rows, each call's hold and H-MSM, and checks the proofs.
+    [ "$(stat -c %s /tmp/p32.params 2>/dev/null)" = 47373928632 ] || { echo "p16: no /tmp/p32.params (run synth-bg and wait first)"; exit 2; }
+    base_dir
+    i=0
+    for cli in ${CLIS:-head base}; do
+      dir=$PWD; [ $cli = base ] && dir=/tmp/pkb
+      [ -x $dir/supraseal-c2 ] || { echo "p16: no CLI for $cli (pack.sh with BASE_CLI=REV)"; exit 2; }
+      i=$((i + 1)); R=$OUT/p16-$cli-$i; mkdir -p $R
+      env OUT=$R WORKERS=2 PARTITIONS=${RPARTS:-3} MODES=two-limit=16384 KEEP=1 SKIP_UPSTREAM=1 \
+        OURS_ENV="$LOGS,supraseal_c2::pipeline::report=info" timeout 250 $dir/run.sh porep-same-run > /dev/null 2>&1
+      echo "run.sh rc=$? (16 GiB, W = 2, CLI $cli: $(cat $dir/COMMIT))"
+      G=$R/gpu-run-porep-same-run.log
+      grep -v -E "DEBUG|^ *(at|in) |^ROW" $G | grep -E "^\| ours|rc=|peak" | tail -n 4
+      grep "proving call" $G | sed -E 's/.*compute_hold_ms=([0-9.]+).*h_msm_ms=([0-9.]+).*/hold \1 h_msm \2/' | tr '\n' ';'; echo
+      same_proofs $R/proofs-porep-32g-ours.txt
+    done
     ;;
   hmsm)
     H=$OUT/hmsm.log
