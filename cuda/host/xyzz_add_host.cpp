@@ -1,4 +1,4 @@
-// cuda/xyzz_add.cuh, the G2 kernels' mixed addition, compiled for the host
+// cuda/xyzz_add.cuh, the G1 and G2 kernels' mixed addition, compiled for the host
 // and run on the curve y^2 = x^3 + 4 over the prime field of p = 2^31 - 1
 // (a = 0, as on BLS12-381). Each step adds a point to an XYZZ accumulator,
 // or subtracts it, and compares the accumulator, made affine, with
@@ -6,8 +6,9 @@
 // own point (the doubling branch), its negation (the sum is infinity),
 // infinity on either side, and the points (0, ±2) (x = 0, not infinity);
 // each branch must be taken many times, with and without subtraction. The
-// accumulator must also keep ZZ^3 = ZZZ^2. The field arithmetic of fq2_t is
-// the GPU tests' to check. Built and run by the test
+// accumulator must also keep ZZ^3 = ZZZ^2. The field arithmetic of fp_t
+// (mul_sub_mul's shared reduction included) and fq2_t is the GPU tests' to
+// check. Built and run by the test
 // `xyzz_add_source_on_the_host` in src/gpu/host_checks.rs:
 //   c++ -std=c++17 -O2 xyzz_add_host.cpp -o t && ./t steps seed
 // Prints the branch counts; exits 1 at the first mismatch.

@@ -50,7 +50,7 @@ impl Drop for HostCheck {
     }
 }
 
-/// cuda/xyzz_add.cuh (the G2 kernels' mixed addition) on y² = x³ + 4 over
+/// cuda/xyzz_add.cuh (the G1 and G2 kernels' mixed addition) on y² = x³ + 4 over
 /// the field of 2^31 − 1, against affine addition: 200,000 additions and
 /// subtractions of random points, of the accumulator's own point (doubling),
 /// of its negation (infinity), of infinity and of (0, ±2), from three seeds.
