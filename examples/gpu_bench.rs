@@ -21,9 +21,7 @@
 //! (`h_msm_sweep`: ~19 GB of host memory, ~18 GB of device memory), then that
 //! MSM with its sort beside the accumulation (its stream at the default and at
 //! the greatest priority) and without (`MsmTuning::sort`);
-//! BENCH_MSM_H_SWEEP=resident runs only these last rows, and
-//! BENCH_MSM_H_SWEEP=table only the shared table's chunks with K = 32 and
-//! fitted to the device's waves, in turn, twice. Each MSM size also
+//! BENCH_MSM_H_SWEEP=resident runs only these last rows. Each MSM size also
 //! has a row per way of sorting the windows (`WindowSort`: in turn, beside at
 //! the default priority, beside first), the default among them.
 //! Prints a table; without a GPU it says why
@@ -43,7 +41,7 @@ use supraseal_c2::backend::Compute;
 use supraseal_c2::curve::{G1, G2};
 use supraseal_c2::cpu::ntt::Direction;
 use supraseal_c2::gpu::tuning::WindowSort;
-use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning, StreamedForm};
+use supraseal_c2::gpu::{GpuBackendHandle, MsmProfile, MsmTuning, NttTuning};
 
 fn scalars(n: usize) -> Vec<Scalar> {
     (0..n.div_ceil(1 << 16))
@@ -297,19 +295,10 @@ fn main() {
         println!("| G2 batch addition | 2^{lg} | {add:.1} | GPU, half the bits set, pinned bases (3 runs) |");
     }
     match std::env::var("BENCH_MSM_H_SWEEP").as_deref() {
-        Ok("1") => h_msm_sweep(&gpu, HSweep::All),
-        Ok("resident") => h_msm_sweep(&gpu, HSweep::Resident),
-        Ok("table") => h_msm_sweep(&gpu, HSweep::TableFit),
+        Ok("1") => h_msm_sweep(&gpu, true),
+        Ok("resident") => h_msm_sweep(&gpu, false),
         _ => {}
     }
-}
-
-/// Which rows of the H-MSM's shape [`h_msm_sweep`] runs.
-#[derive(Clone, Copy)]
-enum HSweep {
-    All,
-    Resident,
-    TableFit,
 }
 
 /// The H-MSM's shape: 2^27 points (a porep-32g partition's H query). The
@@ -320,12 +309,11 @@ enum HSweep {
 /// all of them, as over a resident key, at windows c = 19..21 around
 /// MsmTuning::for_points's 20, then at 20 with the sort beside the
 /// accumulation (its stream at the default priority, then at the greatest)
-/// and without it in turn, twice (`HSweep::Resident`: only these last
-/// six rows; `HSweep::TableFit`: only the table rows of `streamed_forms`'s
-/// `table_fit`). Each must give the reference, Σ over the 8
+/// and without it in turn, twice (`streamed` false: only these
+/// last six rows). Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
 /// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB).
-fn h_msm_sweep(gpu: &GpuBackendHandle, sweep: HSweep) {
+fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     const BLOCKS: usize = 8;
     let block = 1usize << 24;
     let n = BLOCKS * block;
@@ -337,13 +325,9 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, sweep: HSweep) {
     let b: Vec<G1Affine> = (0..BLOCKS).flat_map(|_| base.iter().copied()).collect();
     drop(base);
     let how = "one MSM, bases on the device (2^24 repeated 8 times)";
-    match sweep {
-        HSweep::All => {
-            streamed_forms(gpu, &b, &s, reference, false);
-            window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", how));
-        }
-        HSweep::TableFit => return streamed_forms(gpu, &b, &s, reference, true),
-        HSweep::Resident => {}
+    if streamed {
+        streamed_forms(gpu, &b, &s, reference);
+        window_sweep(gpu, &b, &s, 19..=21, 2, reference, ("G1 MSM, H-MSM shape", "2^27", how));
     }
     let chosen = MsmTuning::for_points(n);
     let row = RowWindow::start("G1 MSM, H-MSM shape 2^27, one MSM per sort".into());
@@ -365,39 +349,26 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, sweep: HSweep) {
 /// shared bucket table (`=table`, the default) at the whole MSM's window (c = 20) and
 /// narrower ones, and with 16 or 64 points per accumulation thread; one
 /// MSM per chunk of 2^25 points (3 GiB chunks); and chunks of 2^24 and 2^25
-/// points into one table. `table_fit`: only the table at the whole MSM's
-/// window with each chunk's K = 32, then fitted to the device's waves (as
-/// the pipeline runs it), twice. Each must give `want`.
-fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective, table_fit: bool) {
+/// points into one table. Each must give `want`.
+fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective) {
     // gpu::msm::chunk_points: the power of two of 96-byte affine points that fits the chunk.
     let fit = supraseal_c2::config::GPU_CHUNK_DEFAULT / 96;
     let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
     let whole = MsmTuning::for_points(b.len());
-    let (table, fitted) = (StreamedForm::Table { fitted: false }, StreamedForm::Table { fitted: true });
-    let forms = if table_fit {
-        vec![
-            (chunk, whole, table, "chunks into one table, K = 32"),
-            (chunk, whole, fitted, "chunks into one table, K fitted (the default)"),
-            (chunk, whole, table, "chunks into one table, K = 32"),
-            (chunk, whole, fitted, "chunks into one table, K fitted (the default)"),
-        ]
-    } else {
-        vec![
-            (chunk, MsmTuning::for_points(chunk), StreamedForm::Chunks, "one MSM per chunk (chunks)"),
-            (chunk, whole, fitted, "chunks into one table (table, the default: K fitted)"),
-            (chunk, whole, table, "chunks into one table"),
-            (chunk, MsmTuning { window_bits: 19, ..whole }, table, "chunks into one table"),
-            (chunk, MsmTuning { window_bits: 18, ..whole }, table, "chunks into one table"),
-            (chunk, MsmTuning { points_per_thread: 16, ..whole }, table, "chunks into one table"),
-            (chunk, MsmTuning { points_per_thread: 64, ..whole }, table, "chunks into one table"),
-            (4 * chunk, MsmTuning::for_points(4 * chunk), StreamedForm::Chunks, "one MSM per chunk of 4x the default"),
-            (2 * chunk, whole, table, "chunks of 2x the default into one table"),
-            (4 * chunk, whole, table, "chunks of 4x the default into one table"),
-        ]
-    };
+    let forms = [
+        (chunk, MsmTuning::for_points(chunk), false, "one MSM per chunk (chunks)"),
+        (chunk, whole, true, "chunks into one table (table, the default)"),
+        (chunk, MsmTuning { window_bits: 19, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { window_bits: 18, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { points_per_thread: 16, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { points_per_thread: 64, ..whole }, true, "chunks into one table"),
+        (4 * chunk, MsmTuning::for_points(4 * chunk), false, "one MSM per chunk of 4x the default"),
+        (2 * chunk, whole, true, "chunks of 2x the default into one table"),
+        (4 * chunk, whole, true, "chunks of 4x the default into one table"),
+    ];
     gpu.with_pinned(s, || {
-        for (points, tuning, form, how) in forms {
-            let (ms, got, p) = gpu.msm_g1_chunks_ms(b, s, points, tuning, form, 2).unwrap();
+        for (points, tuning, table, how) in forms {
+            let (ms, got, p) = gpu.msm_g1_chunks_ms(b, s, points, tuning, table, 2).unwrap();
             assert_eq!(got, want, "{how}, {points} points, {tuning:?}: differs from the reference");
             let chunks = b.len().div_ceil(points);
             println!("| G1 MSM, H-MSM shape | 2^27 | {ms:.1} | streamed form, kernels only: {how}, {chunks} chunks of {points} points, {tuning:?}; {} |", profile(&p));

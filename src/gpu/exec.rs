@@ -96,13 +96,8 @@ impl Exec {
     /// [`MsmTuning::for_points`], its accumulation threads fitted to whole
     /// waves of the device ([`MsmTuning::fitted_to_waves`]).
     pub fn msm_tuning<G: DeviceGroup>(&self, n: usize) -> MsmTuning {
-        self.fitted::<G>(MsmTuning::for_points(n), n)
-    }
-
-    /// `tuning` for windows of `n` points, its accumulation threads fitted
-    /// to whole waves of the device ([`MsmTuning::fitted_to_waves`]).
-    pub fn fitted<G: DeviceGroup>(&self, tuning: MsmTuning, n: usize) -> MsmTuning {
-        tuning.fitted_to_waves(n, self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), tuning.block))
+        let t = MsmTuning::for_points(n);
+        t.fitted_to_waves(n, self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), t.block))
     }
 
     /// Copies `host` to a new device buffer (a phase-2 allocation, from the

@@ -52,18 +52,6 @@ pub fn pool_state(ordinal: usize) -> std::result::Result<PoolState, String> {
     }
 }
 
-/// How [`GpuBackendHandle::msm_g1_chunks_ms`] runs an MSM over chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamedForm {
-    /// Each chunk its own MSM, summed on the host
-    /// (`SUPRASEAL_C2_STREAMED_MSM=chunks`).
-    Chunks,
-    /// Every chunk added into one shared bucket table, reduced once
-    /// (`=table`); `fitted`: each chunk's accumulation threads fitted to
-    /// the device's waves, as the pipeline runs it (`SharedTable::fitted`).
-    Table { fitted: bool },
-}
-
 /// Direct access to one GPU for tests and benchmarks, in every build: in a
 /// build without kernels (or on a machine without a GPU) `open` says why.
 pub struct GpuBackendHandle {
@@ -338,11 +326,14 @@ impl GpuBackendHandle {
 
     /// Benchmark of one G1 MSM over bases streamed in chunks of `chunk`
     /// points, kernels only: the bases and scalars uploaded before the
-    /// clock starts, then the chunks in `form` with `tuning`, timed to the
-    /// result on the host. Returns the median ms of `reps` runs, the result
-    /// of the last, and one more run's per-kernel profile (summed over the
-    /// chunks). Errors: a CUDA error naming the call.
-    pub fn msm_g1_chunks_ms(&self, bases: &[G1Affine], scalars: &[Scalar], chunk: usize, tuning: MsmTuning, form: StreamedForm, reps: usize) -> Result<(f64, blstrs::G1Projective, MsmProfile)> {
+    /// clock starts, then each chunk its own MSM with `tuning` summed on the
+    /// host (`table` false, as one MSM per chunk runs), or every chunk added
+    /// into one [`msm::SharedTable`] with `tuning` and reduced once (`table`
+    /// true, `SUPRASEAL_C2_STREAMED_MSM=table`), timed to the result on the
+    /// host. Returns the median ms of `reps` runs, the result of the last,
+    /// and one more run's per-kernel profile (summed over the chunks).
+    /// Errors: a CUDA error naming the call.
+    pub fn msm_g1_chunks_ms(&self, bases: &[G1Affine], scalars: &[Scalar], chunk: usize, tuning: MsmTuning, table: bool, reps: usize) -> Result<(f64, blstrs::G1Projective, MsmProfile)> {
         assert_eq!(bases.len(), scalars.len(), "msm_g1_chunks_ms: bases vs scalars");
         assert!(chunk > 0, "msm_g1_chunks_ms: chunks of 0 points");
         #[cfg(supraseal_gpu)]
@@ -356,11 +347,8 @@ impl GpuBackendHandle {
                 gpu.stream.synchronize().map_err(device::cuda_err("synchronize"))?;
                 let t = std::time::Instant::now();
                 let parts = (0..bases.len()).step_by(chunk).map(|first| (first, chunk.min(bases.len() - first)));
-                let sum = if let StreamedForm::Table { fitted } = form {
+                let sum = if table {
                     let mut shared = msm::SharedTable::new::<msm::G1>(gpu, chunk.min(bases.len()), tuning)?;
-                    if fitted {
-                        shared = shared.fitted();
-                    }
                     for (first, len) in parts {
                         let b = d_bases.slice(words * first..words * (first + len));
                         shared.add::<msm::G1>(gpu, &b, len, &mut d_scalars.slice_mut(4 * first..4 * (first + len)), profile.as_deref_mut())?;
@@ -389,7 +377,7 @@ impl GpuBackendHandle {
         }
         #[cfg(not(supraseal_gpu))]
         {
-            let _ = (tuning, form, reps);
+            let _ = (tuning, table, reps);
             match self.never {}
         }
     }

@@ -59,7 +59,7 @@ pub mod workspace;
 #[cfg(supraseal_gpu)]
 pub use call::GpuCall;
 #[cfg(feature = "tools")]
-pub use harness::{pool_state, GpuBackendHandle, PoolState, StreamedForm};
+pub use harness::{pool_state, GpuBackendHandle, PoolState};
 pub use load::subgroup_device;
 #[cfg(any(test, feature = "tools"))]
 pub use load::{subgroup_device_with_chunk, BucketSums};

@@ -13,7 +13,7 @@ use group::Group;
 use super::device::cuda_err;
 use super::exec::{grid, Exec};
 use super::kernels::launch;
-use super::tuning::{MsmProfile, MsmTuning, WindowSort};
+use super::tuning::{MsmProfile, MsmTuning};
 use super::words::{limbs, Limbs};
 use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
@@ -864,7 +864,7 @@ fn table_sum<G: DeviceGroup>(
     started: &mut bool,
 ) -> Result<G::Projective> {
     let n = bases.len();
-    let mut table = SharedTable::new::<G>(gpu, most, tuning)?.fitted();
+    let mut table = SharedTable::new::<G>(gpu, most, tuning)?;
     // Each chunk's launches are enqueued without waiting for the last
     // chunk's: the table is reduced once, after the last chunk, whose
     // download waits for them. The bases are not in the resident key
@@ -906,7 +906,6 @@ pub static RAMPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 pub struct SharedTable {
     scratch: MsmScratch,
     tuning: MsmTuning,
-    fit: bool,
 }
 
 impl SharedTable {
@@ -914,17 +913,7 @@ impl SharedTable {
     /// `tuning`, every bucket the identity.
     pub fn new<G: DeviceGroup>(gpu: &Exec, chunk: usize, tuning: MsmTuning) -> Result<Self> {
         tuning.check();
-        Ok(SharedTable { scratch: MsmScratch::new::<G, _>(&mut OnDevice(gpu), chunk, tuning, true)?, tuning, fit: false })
-    }
-
-    /// This table with each chunk's accumulation threads fitted to whole
-    /// waves of the device for the chunk's points ([`Exec::fitted`]; a
-    /// table's chunks sort their windows in turn). K only rises, so the
-    /// buffers sized for `tuning` hold every chunk's. At porep-32g's H
-    /// (2^23-point chunks, c = 20) on an H100 or H200 (50,688 resident
-    /// threads) K = 42: 4 full waves per window against 5.2 at K = 32.
-    pub fn fitted(self) -> Self {
-        SharedTable { fit: true, ..self }
+        Ok(SharedTable { scratch: MsmScratch::new::<G, _>(&mut OnDevice(gpu), chunk, tuning, true)?, tuning })
     }
 
     /// Adds Σ scalars[i]·bases[i] for i < n (at most the table's chunk;
@@ -937,8 +926,7 @@ impl SharedTable {
         }
         // The digit counts of the last chunk's sort.
         gpu.stream.memset_zeros(&mut self.scratch.sort.counts).map_err(cuda_err("zero the MSM's digit counts"))?;
-        let tuning = if self.fit { gpu.fitted::<G>(MsmTuning { sort: WindowSort::InTurn, ..self.tuning }, n) } else { self.tuning };
-        add_windows::<G>(gpu, &mut self.scratch, d_bases, n, d_scalars, tuning, &mut Clock::new(gpu, profile))
+        add_windows::<G>(gpu, &mut self.scratch, d_bases, n, d_scalars, self.tuning, &mut Clock::new(gpu, profile))
     }
 
     /// Σ over every chunk added: the windows' sums, downloaded and combined.
@@ -1229,7 +1217,7 @@ fn add_windows<G: DeviceGroup>(
     if let (Some(second), None, false) = (sort_beside.as_mut(), part.as_ref(), clock.profiling()) {
         // Without a second stream the windows sort in turn, as where the
         // tuning says so (the second set then goes unused).
-        match gpu.beside(tuning.sort == WindowSort::BesideFirst) {
+        match gpu.beside(tuning.sort == super::tuning::WindowSort::BesideFirst) {
             Ok(side) => return sort_beside_accumulation::<G>(gpu, &side, d_bases, &d_scalars.as_view(), n, tuning, [sort, second], levels, buckets, row),
             Err(e) => tracing::debug!(error = %e, "MSM: no second stream for the sort; the windows sort in turn"),
         }

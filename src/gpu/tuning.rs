@@ -531,10 +531,6 @@ mod tests {
         assert_eq!(fit(1_538_054).points_per_thread, 32, "B's tail: 48,065 threads, one wave already");
         assert_eq!(fit(1 << 20).points_per_thread, 32, "under one wave: nothing to gain within K ..= 2K");
         assert_eq!(fit(1 << 22).points_per_thread, 42, "2.6 waves at K = 32, 2 at 42");
-        // A streamed key's shared table at porep-32g's H: the whole MSM's
-        // tuning (c = 20), each 2^23-point chunk sorted in turn.
-        let table = MsmTuning { sort: WindowSort::InTurn, ..MsmTuning::for_points(1 << 27) };
-        assert_eq!(table.fitted_to_waves(1 << 23, wave).points_per_thread, 42, "a table chunk: 5.2 waves at K = 32, 4 at 42");
         // Beside, unknown devices and empty MSMs keep the tuning.
         assert_eq!(fit(1 << 24), MsmTuning::for_points(1 << 24));
         assert_eq!(MsmTuning::for_points(2_118_373).fitted_to_waves(2_118_373, 0), MsmTuning::for_points(2_118_373));

@@ -41,7 +41,6 @@
 #             needs /tmp/p32.params (synth-bg, wait)
 #   tailk     the tails' K fitted to the device's waves against K = 32, gpu_bench's tail rows    ~60 s
 #   msmab     the G1 MSM 2^20 … 2^26: sppark 0.1.16's, pack.sh's BASE build's, the head's     ~250 s
-#   tablefit  a streamed key's shared table, kernels only: chunks at K = 32 and fitted       ~90 s
 #   p16       a 16 GiB card, W = 2 x 3, head then base (CLIS; BASE_CLI pack)              ~90 s each
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
 #             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
@@ -364,14 +363,6 @@ for step in "$@"; do
     }
     sampled msmab $K msmab_run
     grep -E "MSM|batch addition|rc=|panicked|^== " $K | grep -v '^ROW '; cat $OUT/rows-msmab.txt
-    ;;
-  tablefit)
-    # A streamed key's H-MSM through one shared table, kernels only (BENCH_MSM_H_SWEEP=table):
-    # each 2^23-point chunk's K = 32 against K fitted to the device's waves, in turn, twice.
-    T=$OUT/tablefit.log
-    BENCH_MSM_H_SWEEP=table BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 timeout 300 ./gpu_bench > $T 2>&1
-    echo "rc=$?" >> $T
-    grep -E "H-MSM shape|rc=|panicked" $T
     ;;
   p16)
     # A 16 GiB card (SUPRASEAL_C2_VRAM_LIMIT_MB=16384 through the bench's mode), W = 2 one-circuit
