@@ -62,9 +62,11 @@
 #             checks the proofs; needs /tmp/p32.params (synth-bg, wait); each radix runs once per
 #             SUPRASEAL_C2_MSM_SORT_BESIDE value in SORTS (default "auto"; e.g. "off on off on")
 # Planned calls on a warm machine (the file lives in /tmp while it stays warm):
-#   (session 44 ran, on an H100 with a pack of BASE=none BASE_CLI=ec11857: synth-bg tests wait;
-#               tailk, then RADICES=2 SORTS=auto CLIS="head base head base" radix; RWORKERS=2,3
-#               RMODES=two,two prestage, C10ORDER="ours ours" call10; the 16 GiB W = 2 rows)
+#   (session 45 ran, on an H100 with a pack of BASE=3da1a11 BASE_CLI=3da1a11: TESTS="gpu
+#               gpu_proofs" synth-bg tests msmab wait; RADICES=2 SORTS=auto CLIS="head base head
+#               base" C10ORDER="ours ours" radix call10 (and a `tablefit` step since removed);
+#               TESTS="lock_protocol gpu_params batch_add_beside" tests p16; CLIS="base head"
+#               radix p16: ~1,660 s of device time with the start)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
