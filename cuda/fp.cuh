@@ -8,10 +8,11 @@
 
 using fp_t = bls12_381::fp_t;
 
-// a·b − c·d with one Montgomery reduction for both products: sppark's
-// mont_t::dot_product, whose interleaved form it takes for moduli with two
-// or more spare bits in the top limb (fp_t's 381 bits leave three), gives
-// a·b + (p − c)·d, reduced below p. xyzz_add.cuh's Y3 uses it.
+// a·b − c·d (in Montgomery form, as fp_t's products) with one Montgomery
+// reduction for both products: sppark's mont_t::dot_product, whose
+// interleaved form it takes for moduli with two or more spare bits in the
+// top limb (fp_t's 381 bits leave three), of a, b, −c and d (cneg: p − c,
+// 0 at 0), reduced below p. xyzz_add.cuh's Y3 uses it.
 __device__ __forceinline__ fp_t mul_sub_mul(const fp_t& a, const fp_t& b, fp_t c, const fp_t& d) {
     c.cneg(true);
     return fp_t::dot_product(a, b, c, d);

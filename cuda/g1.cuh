@@ -1,4 +1,4 @@
-// G1 of BLS12-381 over Fp: the accumulator (sppark's xyzz_t: X, Y, ZZ, ZZZ),
+// G1 of BLS12-381 over Fp: the accumulator (sppark's xyzz_t: X, Y, ZZZ, ZZ),
 // the affine point (X, Y; infinity = all zero, blst_p1_affine's layout) and
 // the Jacobian result (blst_p1's layout).
 #pragma once

@@ -13,8 +13,8 @@
 // - G1: Y3 = R·(Q − X3) − Y1·PPP is one sum of two products, which
 //   mul_sub_mul over fp_t (fp.cuh) computes with one Montgomery reduction
 //   (sppark's mont_t::dot_product) where sppark's member takes two: 36
-//   rows of 12 limb products per addition instead of 48 for the two, so
-//   ~5 % fewer of the 32-bit multiply-adds that bound the accumulation.
+//   rows of 12 limb products for Y3 instead of 48, so ~5 % fewer of the
+//   addition's 32-bit multiply-adds, which bound the accumulation.
 // - G2: over fq2_t the compiler keeps sppark's member out of line, called
 //   with the accumulator and the point in local memory (ptxas: a 640-byte
 //   stack frame in msm_accumulate_g2, 1,232 bytes in g2_batch_add; ~1.1 KB
@@ -39,8 +39,8 @@ template<class F> struct affine_raw_t {
 
 // a·b − c·d. The generic form takes two products; a field type with a
 // product that shares one reduction between two products overloads it for
-// its own type (fp.cuh, for fp_t), found at instantiation by argument-
-// dependent lookup.
+// its own type (fp.cuh, for fp_t: a non-template, which overload
+// resolution prefers over this template at an exact match).
 template<class F>
 __device__ __forceinline__ F mul_sub_mul(const F& a, const F& b, const F& c, const F& d) {
     return a * b - c * d;
