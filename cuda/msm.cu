@@ -266,6 +266,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
     if (lo >= hi) return;
     point_t acc;
     acc.inf();
+    bool one = false;  // acc is ±(a base): ZZ = ZZZ = 1 (xyzz_add_affine)
     uint32_t cur = thread_keys[t];
     size_t end = starts[cur + 1];
     bool first = true;
@@ -274,11 +275,12 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
             if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
             else buckets[cur] = acc;
             acc.inf();
+            one = false;
             cur = next_bucket(starts, nb, cur, p, &end);
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
-        add_affine(acc, b, ix >> 31);
+        add_affine(acc, b, ix >> 31, one);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
     else { tails[t] = acc; tail_keys[t] = cur; }

@@ -7,7 +7,11 @@
 // Formulas: the mixed addition madd-2008-s (8M + 2S) and, where the two
 // points are equal, the doubling of the affine point mdbl-2008-s-1 (2M +
 // 3S), from the Explicit-Formulas Database
-// (hyperelliptic.org/EFD/g1p/auto-shortw-xyzz.html).
+// (hyperelliptic.org/EFD/g1p/auto-shortw-xyzz.html). Where the caller
+// knows that acc is itself ±(an affine point), with ZZ = ZZZ = 1 (`one`:
+// the addition after acc was set from infinity), madd-2008-s's four
+// products by ZZ1 and ZZZ1 are products by one and are skipped (4M + 2S):
+// an accumulation thread's second point of each run.
 //
 // Both groups' kernels use it in place of sppark's xyzz_t::add(affine):
 // - G1: Y3 = R·(Q − X3) − Y1·PPP is one sum of two products, which
@@ -15,13 +19,16 @@
 //   (sppark's mont_t::dot_product) where sppark's member takes two: 36
 //   rows of 12 limb products for Y3 instead of 48, so ~5 % fewer of the
 //   addition's 32-bit multiply-adds, which bound the accumulation.
-// - G2: over fq2_t the compiler keeps sppark's member out of line, called
+// - G2: mul_sub_mul over fq2_t (fq2.cuh) takes three such Fp sums of two
+//   products where two Karatsuba products take six multiplications. And
+//   over fq2_t the compiler keeps sppark's member out of line, called
 //   with the accumulator and the point in local memory (ptxas: a 640-byte
 //   stack frame in msm_accumulate_g2, 1,232 bytes in g2_batch_add; ~1.1 KB
 //   of local loads and stores per addition). Written out inline the
 //   accumulator stays in registers, less a few spilled words.
 // cuda/host/xyzz_add_host.cpp checks this source on the host over a small
-// prime field (the generic mul_sub_mul); the GPU tests check the fp_t one.
+// prime field (the generic mul_sub_mul); the GPU tests check the fp_t and
+// fq2_t ones.
 #pragma once
 
 #include <cstring>
@@ -39,15 +46,19 @@ template<class F> struct affine_raw_t {
 
 // a·b − c·d. The generic form takes two products; a field type with a
 // product that shares one reduction between two products overloads it for
-// its own type (fp.cuh, for fp_t: a non-template, which overload
-// resolution prefers over this template at an exact match).
+// its own type (fp.cuh for fp_t, fq2.cuh for fq2_t: non-templates, which
+// overload resolution prefers over this template at an exact match).
 template<class F>
 __device__ __forceinline__ F mul_sub_mul(const F& a, const F& b, const F& c, const F& d) {
     return a * b - c * d;
 }
 
+// `one` is the caller's record of whether a's ZZ and ZZZ are both one:
+// read, and set for the next call (true only where a was just set from
+// infinity to ±p; an infinity p leaves a and `one` as they are). A caller
+// that keeps no record passes a flag set to false before each call.
 template<class F>
-__device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_raw_t<F>& p, bool neg) {
+__device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_raw_t<F>& p, bool neg, bool& one) {
     if (p.X.is_zero(p.Y)) return;
     if (a.ZZZ.is_zero(a.ZZ)) {
         a.X = p.X;
@@ -55,19 +66,33 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_r
         a.Y.cneg(neg);
         a.ZZ = F::one();
         a.ZZZ = F::one();
+        one = true;
         return;
     }
-    F R = p.Y * a.ZZZ;  // S2 = ±y2 * ZZZ1
+    // A branch, not a select: every thread's first run starts at its first
+    // point, so the lanes of a warp skip the products at the same step; a
+    // lane whose later run starts mid-range skips them alone and saves
+    // nothing, as its warp computes them for the other lanes.
+    F R = p.Y;
+    if (!one) R *= a.ZZZ;  // S2 = ±y2 * ZZZ1
     R.cneg(neg);
     R -= a.Y;           // R = S2 - Y1
-    F P = p.X * a.ZZ;   // U2 = x2 * ZZ1
+    F P = p.X;
+    if (!one) P *= a.ZZ;   // U2 = x2 * ZZ1
     P -= a.X;           // P = U2 - X1
+    const bool was_one = one;
+    one = false;
     if (!P.is_zero()) {
         F PP = P;
         PP.sqr();          // PP = P^2
         F PPP = P * PP;    // PPP = P * PP
-        a.ZZ *= PP;        // ZZ3 = ZZ1 * PP
-        a.ZZZ *= PPP;      // ZZZ3 = ZZZ1 * PPP
+        if (was_one) {
+            a.ZZ = PP;     // ZZ3 = ZZ1 * PP with ZZ1 = 1
+            a.ZZZ = PPP;   // ZZZ3 = ZZZ1 * PPP with ZZZ1 = 1
+        } else {
+            a.ZZ *= PP;    // ZZ3 = ZZ1 * PP
+            a.ZZZ *= PPP;  // ZZZ3 = ZZZ1 * PPP
+        }
         F Q = a.X * PP;    // Q = X1 * PP
         F X3 = R;
         X3.sqr();
@@ -109,12 +134,12 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_r
 // private: they are copied into the raw types and back by memcpy, which the
 // compiler turns into register moves once inlined.
 template<class F, class Xyzz, class Affine>
-__device__ __forceinline__ void xyzz_add_affine_to(Xyzz& acc, const Affine& p, bool neg) {
+__device__ __forceinline__ void xyzz_add_affine_to(Xyzz& acc, const Affine& p, bool neg, bool& one) {
     static_assert(sizeof(xyzz_raw_t<F>) == sizeof(Xyzz) && sizeof(affine_raw_t<F>) == sizeof(Affine), "layouts");
     xyzz_raw_t<F> a;
     affine_raw_t<F> q;
     memcpy(&a, &acc, sizeof a);
     memcpy(&q, &p, sizeof q);
-    xyzz_add_affine(a, q, neg);
+    xyzz_add_affine(a, q, neg, one);
     memcpy(&acc, &a, sizeof a);
 }

@@ -309,8 +309,9 @@ fn main() {
 /// all of them, as over a resident key, at windows c = 19..21 around
 /// MsmTuning::for_points's 20, then at 20 with the sort beside the
 /// accumulation (its stream at the default priority, then at the greatest)
-/// and without it in turn, twice (`streamed` false: only these
-/// last six rows). Each must give the reference, Σ over the 8
+/// and without it in turn, twice, then at K = 32, 64 and 128 points per
+/// accumulation thread, twice (`streamed` false: only these last twelve
+/// rows). Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
 /// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB).
 fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
@@ -340,6 +341,18 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
         }
     });
     row.end();
+    // Points per accumulation thread: each thread leaves one or two partial
+    // sums for the fix-up, so a larger K means fewer fix-up additions, and
+    // fewer threads to fill the last wave. Alternated, twice.
+    gpu.with_pinned(&s, || {
+        for points_per_thread in [32, 64, 128, 32, 64, 128] {
+            let t = MsmTuning { points_per_thread, ..chosen };
+            let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
+            assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} differs from the reference");
+            let mark = if t == chosen { " (the default)" } else { "" };
+            println!("| G1 MSM, H-MSM shape, K = {points_per_thread} | 2^27 | {ms:.1} | {how}, {t:?}{mark}; {} |", profile(&p));
+        }
+    });
 }
 
 /// The H-MSM as a streamed key runs it, kernels only (bases and scalars on

@@ -49,7 +49,7 @@
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
 #             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
 #   msmtests  the GPU MSM tests alone (every launch choice with and without the sort beside)  ~100 s
-#   hshape    the H-MSM's shape alone, the sort beside on, off, on, off (sortbeside's first part)  ~100 s
+#   hshape    the H-MSM's shape alone, the sort beside on, off, on, off, then K = 32, 64, 128 twice   ~170 s
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
 #   (bench, hshape and sortbeside sample nvidia-smi beside the run: each MSM size's peak VRAM,
@@ -86,7 +86,7 @@ same_proofs() {  # each proof of $1 against the reference's proof of the same ci
     70cf2f7-proofs-upstream.txt "$1"
 }
 hshape() {
-  BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 200 ./gpu_bench; echo "rc=$?"
+  BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 320 ./gpu_bench; echo "rc=$?"
 }
 # Runs "$@" into LOG (the second argument) with nvidia-smi sampled beside it into
 # $OUT/nvsmi-NAME.csv (NAME the first), then writes each ROW of LOG (the benches print one
