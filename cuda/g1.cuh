@@ -20,3 +20,9 @@ static_assert(sizeof(affine_raw_t<fp_t>) == sizeof(g1_affine_t), "G1 affine layo
 __device__ __forceinline__ void add_affine(g1_xyzz_t& acc, const g1_affine_t& p, bool neg, bool& one) {
     xyzz_add_affine_to<fp_t>(acc, p, neg, one);
 }
+
+// acc += p for two accumulators: xyzz_add.cuh's xyzz_add, in place of
+// sppark's xyzz_t::add.
+__device__ __forceinline__ void add_xyzz(g1_xyzz_t& acc, const g1_xyzz_t& p) {
+    xyzz_add_to<fp_t>(acc, p);
+}

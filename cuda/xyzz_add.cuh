@@ -130,6 +130,71 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_r
     }
 }
 
+// a += b for XYZZ accumulators a and b (ZZ = ZZZ = 0 is infinity), over the
+// field types of xyzz_add_affine. Formulas: add-2008-s (12M + 2S) and,
+// where the two points are equal, dbl-2008-s-1 (a = 0), from the same
+// database; the same operations as sppark's xyzz_t::add(xyzz_t), except
+// that Y3 in both branches is one mul_sub_mul (over fp_t, one Montgomery
+// reduction for its two products), and inline. G1's merge levels, fix-up,
+// table additions and batch-addition reductions take it (g1.cuh); G2's
+// kernels keep sppark's member, as written out inline they spill
+// kilobytes (g2.cuh).
+template<class F>
+__device__ __forceinline__ void xyzz_add(xyzz_raw_t<F>& a, const xyzz_raw_t<F>& b) {
+    if (b.ZZZ.is_zero(b.ZZ)) return;
+    if (a.ZZZ.is_zero(a.ZZ)) {
+        a = b;
+        return;
+    }
+    F U = a.X * b.ZZ;   // U1 = X1 * ZZ2
+    F S = a.Y * b.ZZZ;  // S1 = Y1 * ZZZ2
+    F P = b.X * a.ZZ;   // U2 = X2 * ZZ1
+    F R = b.Y * a.ZZZ;  // S2 = Y2 * ZZZ1
+    P -= U;             // P = U2 - U1
+    R -= S;             // R = S2 - S1
+    if (!P.is_zero()) {
+        F PP = P;
+        PP.sqr();          // PP = P^2
+        F PPP = P * PP;    // PPP = P * PP
+        a.ZZ *= PP;
+        a.ZZ *= b.ZZ;      // ZZ3 = ZZ1 * ZZ2 * PP
+        a.ZZZ *= PPP;
+        a.ZZZ *= b.ZZZ;    // ZZZ3 = ZZZ1 * ZZZ2 * PPP
+        F Q = U * PP;      // Q = U1 * PP
+        F X3 = R;
+        X3.sqr();
+        X3 -= PPP;
+        X3 -= Q;
+        X3 -= Q;           // X3 = R^2 - PPP - 2Q
+        Q -= X3;
+        a.Y = mul_sub_mul(R, Q, S, PPP);  // Y3 = R * (Q - X3) - S1 * PPP
+        a.X = X3;
+    } else if (R.is_zero()) {
+        // a = b: 2a.
+        U = a.Y + a.Y;     // U = 2 Y1
+        F V = U;
+        V.sqr();           // V = U^2
+        F W = U * V;       // W = U * V
+        S = a.X * V;       // S = X1 * V
+        F M = a.X;
+        M.sqr();
+        M = M + M + M;     // M = 3 X1^2
+        F X3 = M;
+        X3.sqr();
+        X3 -= S;
+        X3 -= S;           // X3 = M^2 - 2S
+        S -= X3;
+        a.Y = mul_sub_mul(M, S, W, a.Y);  // Y3 = M * (S - X3) - W * Y1
+        a.X = X3;
+        a.ZZ *= V;         // ZZ3 = V * ZZ1
+        a.ZZZ *= W;        // ZZZ3 = W * ZZZ1
+    } else {
+        // a = -b: the sum is infinity.
+        a.ZZ.zero();
+        a.ZZZ.zero();
+    }
+}
+
 // xyzz_add_affine on sppark's xyzz_t and its affine_t, whose coordinates are
 // private: they are copied into the raw types and back by memcpy, which the
 // compiler turns into register moves once inlined.
@@ -141,5 +206,16 @@ __device__ __forceinline__ void xyzz_add_affine_to(Xyzz& acc, const Affine& p, b
     memcpy(&a, &acc, sizeof a);
     memcpy(&q, &p, sizeof q);
     xyzz_add_affine(a, q, neg, one);
+    memcpy(&acc, &a, sizeof a);
+}
+
+// xyzz_add on sppark's xyzz_t, copied as xyzz_add_affine_to copies.
+template<class F, class Xyzz>
+__device__ __forceinline__ void xyzz_add_to(Xyzz& acc, const Xyzz& p) {
+    static_assert(sizeof(xyzz_raw_t<F>) == sizeof(Xyzz), "layouts");
+    xyzz_raw_t<F> a, b;
+    memcpy(&a, &acc, sizeof a);
+    memcpy(&b, &p, sizeof b);
+    xyzz_add(a, b);
     memcpy(&acc, &a, sizeof a);
 }

@@ -56,7 +56,9 @@ impl Drop for HostCheck {
 /// of its negation (infinity), of infinity and of (0, ±2), from three seeds.
 /// Every branch is taken, with and without subtraction, and the addition,
 /// doubling and cancelling ones also with the record `one` set (ZZ = ZZZ =
-/// 1, the products by them skipped).
+/// 1, the products by them skipped). Then 200,000 additions of two
+/// accumulators (`xyzz_add`: distinct, equal, opposite, either at infinity),
+/// each in its own random scale.
 #[test]
 fn xyzz_add_source_on_the_host() {
     let check = HostCheck::build("xyzz_add_host.cpp", &[]);
@@ -72,5 +74,9 @@ fn xyzz_add_source_on_the_host() {
         let with_one: Vec<u64> = text.lines().filter(|l| l.contains(" with one: ")).map(|l| l.rsplit(": ").next().unwrap().parse().unwrap()).collect();
         assert_eq!(with_one.len(), 3, "seed {seed}: the counts with `one` set: {text}");
         assert!(with_one.iter().all(|&c| c >= 1000), "seed {seed}: a branch with `one` taken too rarely: {text}");
+        assert!(text.lines().any(|l| l == "200000 xyzz steps: equal"), "seed {seed}: xyzz_add: {text}");
+        let xyzz: Vec<u64> = text.lines().filter(|l| l.starts_with("xyzz ") && !l.contains("steps")).map(|l| l.rsplit(": ").next().unwrap().parse().unwrap()).collect();
+        assert_eq!(xyzz.len(), 5, "seed {seed}: xyzz_add's five branches' counts: {text}");
+        assert!(xyzz.iter().all(|&c| c >= 1000), "seed {seed}: an xyzz_add branch taken too rarely: {text}");
     }
 }
