@@ -53,6 +53,32 @@ __device__ __forceinline__ F mul_sub_mul(const F& a, const F& b, const F& c, con
     return a * b - c * d;
 }
 
+// dbl-2008-s-1's doubling of (X1, Y1, ZZ1, ZZZ1) with a = 0, but for the
+// last two products: X3, Y3, and V and W, with ZZ3 = V * ZZ1 and ZZZ3 = W *
+// ZZZ1 for the caller to form (or V and W themselves where ZZ1 = ZZZ1 = 1).
+// The outputs are written after every input is read.
+template<class F>
+__device__ __forceinline__ void xyzz_dbl(const F& X1, const F& Y1, F& X3, F& Y3, F& V, F& W) {
+    F U = Y1 + Y1;     // U = 2 Y1
+    F V_ = U;
+    V_.sqr();          // V = U^2
+    F W_ = U * V_;     // W = U * V
+    F S = X1 * V_;     // S = X1 * V
+    F M = X1;
+    M.sqr();
+    M = M + M + M;     // M = 3 X1^2
+    F X = M;
+    X.sqr();
+    X -= S;
+    X -= S;            // X3 = M^2 - 2S
+    S -= X;
+    F Y = mul_sub_mul(M, S, W_, Y1);  // Y3 = M * (S - X3) - W * Y1
+    X3 = X;
+    Y3 = Y;
+    V = V_;
+    W = W_;
+}
+
 // `one` is the caller's record of whether a's ZZ and ZZZ are both one:
 // read, and set for the next call (true only where a was just set from
 // infinity to ±p; an infinity p leaves a and `one` as they are). A caller
@@ -103,26 +129,10 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_raw_t<F>& a, const affine_r
         a.Y = mul_sub_mul(R, Q, a.Y, PPP);  // Y3 = R * (Q - X3) - Y1 * PPP
         a.X = X3;
     } else if (R.is_zero()) {
-        // acc = ±p: 2·(x2, y) with y = ±y2.
+        // acc = ±p: 2·(x2, y) with y = ±y2, ZZ1 = ZZZ1 = 1.
         F Y = p.Y;
         Y.cneg(neg);
-        F U = Y + Y;       // U = 2y
-        F V = U;
-        V.sqr();           // V = U^2
-        F W = U * V;       // W = U * V
-        F S = p.X * V;     // S = x2 * V
-        F M = p.X;
-        M.sqr();
-        M = M + M + M;     // M = 3 x2^2
-        F X3 = M;
-        X3.sqr();
-        X3 -= S;
-        X3 -= S;           // X3 = M^2 - 2S
-        S -= X3;
-        a.Y = mul_sub_mul(M, S, W, Y);  // Y3 = M * (S - X3) - W * y
-        a.X = X3;
-        a.ZZ = V;          // ZZ3 = V
-        a.ZZZ = W;         // ZZZ3 = W
+        xyzz_dbl(p.X, Y, a.X, a.Y, a.ZZ, a.ZZZ);
     } else {
         // acc = -(±p): the sum is infinity.
         a.ZZ.zero();
@@ -171,21 +181,10 @@ __device__ __forceinline__ void xyzz_add(xyzz_raw_t<F>& a, const xyzz_raw_t<F>& 
         a.X = X3;
     } else if (R.is_zero()) {
         // a = b: 2a.
-        U = a.Y + a.Y;     // U = 2 Y1
-        F V = U;
-        V.sqr();           // V = U^2
-        F W = U * V;       // W = U * V
-        S = a.X * V;       // S = X1 * V
-        F M = a.X;
-        M.sqr();
-        M = M + M + M;     // M = 3 X1^2
-        F X3 = M;
-        X3.sqr();
-        X3 -= S;
-        X3 -= S;           // X3 = M^2 - 2S
-        S -= X3;
-        a.Y = mul_sub_mul(M, S, W, a.Y);  // Y3 = M * (S - X3) - W * Y1
+        F X3, Y3, V, W;
+        xyzz_dbl(a.X, a.Y, X3, Y3, V, W);
         a.X = X3;
+        a.Y = Y3;
         a.ZZ *= V;         // ZZ3 = V * ZZ1
         a.ZZZ *= W;        // ZZZ3 = W * ZZZ1
     } else {
