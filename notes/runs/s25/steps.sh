@@ -67,9 +67,11 @@
 #               base" C10ORDER="ours ours" radix call10 (and a `tablefit` step since removed);
 #               TESTS="lock_protocol gpu_params batch_add_beside" tests p16; CLIS="base head"
 #               radix p16: ~1,660 s of device time with the start)
-#   (session 46, a pack of BASE=3f0d5b4 BASE_CLI=3f0d5b4: TESTS="gpu gpu_proofs" synth-bg tests
-#               msmab wait; RADICES=2 SORTS=auto CLIS="head base head base" C10ORDER="ours ours"
-#               hshape radix call10; TESTS="lock_protocol gpu_params batch_add_beside" tests g2 p16)
+#   (session 46 planned, for a pack built on branch s46-kernels with BASE=3f0d5b4
+#               BASE_CLI=3f0d5b4; no device could be started, so none ran: TESTS="gpu gpu_proofs"
+#               synth-bg tests msmab wait; RADICES=2 SORTS=auto CLIS="head base head base"
+#               C10ORDER="ours ours" hshape radix call10; TESTS="lock_protocol gpu_params
+#               batch_add_beside" tests g2 p16)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
