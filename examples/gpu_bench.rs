@@ -344,15 +344,8 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     // Points per accumulation thread: each thread leaves one or two partial
     // sums for the fix-up, so a larger K means fewer fix-up additions, and
     // fewer threads to fill the last wave. Alternated, twice.
-    gpu.with_pinned(&s, || {
-        for points_per_thread in [32, 64, 128, 32, 64, 128] {
-            let t = MsmTuning { points_per_thread, ..chosen };
-            let (ms, got, p) = gpu.msm_g1_resident_ms(&b, &s, t, 2).unwrap();
-            assert_eq!(got, reference, "H-MSM shape: the MSM with {t:?} differs from the reference");
-            let mark = if t == chosen { " (the default)" } else { "" };
-            println!("| G1 MSM, H-MSM shape, K = {points_per_thread} | 2^27 | {ms:.1} | {how}, {t:?}{mark}; {} |", profile(&p));
-        }
-    });
+    let ks = [32, 64, 128, 32, 64, 128].map(|points_per_thread| MsmTuning { points_per_thread, ..chosen });
+    tuning_sweep(gpu, &b, &s, &ks, 2, reference, ("G1 MSM, H-MSM shape, K sweep", "2^27", how));
 }
 
 /// The H-MSM as a streamed key runs it, kernels only (bases and scalars on
@@ -390,13 +383,22 @@ fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1
 }
 
 /// The G1 MSM over `b`, `s` (bases on the device) at each window width of
-/// `windows`, the rest of MsmTuning::for_points's choice kept; each must
-/// give `want`. Prints one row per width, labelled `(op, size, how)`.
-fn window_sweep(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], windows: std::ops::RangeInclusive<u32>, reps: usize, want: G1Projective, (op, size, how): (&str, &str, &str)) {
+/// `windows`, the rest of MsmTuning::for_points's choice kept
+/// ([`tuning_sweep`]).
+fn window_sweep(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], windows: std::ops::RangeInclusive<u32>, reps: usize, want: G1Projective, labels: (&str, &str, &str)) {
+    let chosen = MsmTuning::for_points(b.len());
+    let tunings: Vec<MsmTuning> = windows.map(|window_bits| MsmTuning { window_bits, ..chosen }).collect();
+    tuning_sweep(gpu, b, s, &tunings, reps, want, labels);
+}
+
+/// The G1 MSM over `b`, `s` (bases on the device) at each of `tunings`, in
+/// order; each must give `want`. Prints one row per tuning with its
+/// profile, labelled `(op, size, how)`, MsmTuning::for_points's choice
+/// marked.
+fn tuning_sweep(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], tunings: &[MsmTuning], reps: usize, want: G1Projective, (op, size, how): (&str, &str, &str)) {
     let chosen = MsmTuning::for_points(b.len());
     gpu.with_pinned(s, || {
-        for window_bits in windows {
-            let t = MsmTuning { window_bits, ..chosen };
+        for &t in tunings {
             let (ms, got, p) = gpu.msm_g1_resident_ms(b, s, t, reps).unwrap();
             assert_eq!(got, want, "{op}: the MSM with {t:?} differs from the reference");
             let mark = if t == chosen { " (the default)" } else { "" };
