@@ -266,6 +266,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
     if (lo >= hi) return;
     point_t acc;
     acc.inf();
+    bool one = false;  // acc is ±(a base): ZZ = ZZZ = 1 (xyzz_add_affine)
     uint32_t cur = thread_keys[t];
     size_t end = starts[cur + 1];
     bool first = true;
@@ -274,11 +275,12 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
             if (first) { heads[t] = acc; head_keys[t] = cur; first = false; }
             else buckets[cur] = acc;
             acc.inf();
+            one = false;
             cur = next_bucket(starts, nb, cur, p, &end);
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
-        add_affine(acc, b, ix >> 31);
+        add_affine(acc, b, ix >> 31, one);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
     else { tails[t] = acc; tail_keys[t] = cur; }
@@ -323,7 +325,7 @@ __device__ __forceinline__ void msm_merge_partials(const point_t* heads, const u
             cur = k;
         }
         point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
-        acc.add(p);
+        add_xyzz(acc, p);
     }
     if (cur == INVALID) return;
     if (first) { heads_out[u] = acc; head_keys_out[u] = cur; }
@@ -351,15 +353,15 @@ __device__ __forceinline__ void msm_fixup(point_t* buckets, uint32_t nb, const u
             if (k == INVALID || k < d) continue;
             if (k > d) break;
             point_t p = (i & 1) ? tails[i >> 1] : heads[i >> 1];
-            acc.add(p);
+            add_xyzz(acc, p);
             touched = true;
         }
     } else {
         uint32_t s = starts[d], e = starts[d + 1];
         if (s == e) return;
         for (uint32_t t = s / K; t <= (e - 1) / K; t++) {
-            if (head_keys0[t] == d) { point_t h = heads0[t]; acc.add(h); touched = true; }
-            if (tail_keys0[t] == d) { point_t h = tails0[t]; acc.add(h); touched = true; }
+            if (head_keys0[t] == d) { point_t h = heads0[t]; add_xyzz(acc, h); touched = true; }
+            if (tail_keys0[t] == d) { point_t h = tails0[t]; add_xyzz(acc, h); touched = true; }
         }
     }
     if (touched) buckets[d] = acc;
@@ -370,7 +372,9 @@ __device__ __forceinline__ void msm_fixup(point_t* buckets, uint32_t nb, const u
 // out[w*segments + s] = sum over its digits of d * B_d
 //                     = running-sum total + (lo - 1) * (sum of its B_d).
 // One launch covers every window, so the GPU has windows*segments threads
-// (a per-window launch left most SMs idle).
+// (a per-window launch left most SMs idle). Its five additions are
+// sppark's xyzz_t::add, which the compiler keeps out of line: written out
+// inline (add_xyzz), G1's kernel spills 620 bytes.
 template<class point_t>
 __device__ __forceinline__ void msm_bucket_segments(const point_t* buckets, uint32_t nb, uint32_t L,
                                                     uint32_t segments, uint32_t windows, point_t* out) {

@@ -83,7 +83,7 @@ __device__ __forceinline__ void add_tables(point_t* total, const point_t* part, 
     if (i >= n) return;
     point_t a = total[i];
     point_t b = part[i];
-    a.add(b);
+    add_xyzz(a, b);
     total[i] = a;
 }
 

@@ -54,7 +54,11 @@ impl Drop for HostCheck {
 /// the field of 2^31 − 1, against affine addition: 200,000 additions and
 /// subtractions of random points, of the accumulator's own point (doubling),
 /// of its negation (infinity), of infinity and of (0, ±2), from three seeds.
-/// Every branch is taken, with and without subtraction.
+/// Every branch is taken, with and without subtraction, and the addition,
+/// doubling and cancelling ones also with the record `one` set (ZZ = ZZZ =
+/// 1, the products by them skipped). Then 200,000 additions of two
+/// accumulators (`xyzz_add`: distinct, equal, opposite, either at infinity),
+/// each in its own random scale.
 #[test]
 fn xyzz_add_source_on_the_host() {
     let check = HostCheck::build("xyzz_add_host.cpp", &[]);
@@ -67,5 +71,12 @@ fn xyzz_add_source_on_the_host() {
             let counts: Vec<u64> = line.rsplit(": ").next().unwrap().replace(" subtracted", "").split(", ").map(|c| c.parse().unwrap()).collect();
             assert!(counts.iter().all(|&c| c >= 1000), "seed {seed}: a branch taken too rarely: {line}");
         }
+        let with_one: Vec<u64> = text.lines().filter(|l| l.contains(" with one: ")).map(|l| l.rsplit(": ").next().unwrap().parse().unwrap()).collect();
+        assert_eq!(with_one.len(), 3, "seed {seed}: the counts with `one` set: {text}");
+        assert!(with_one.iter().all(|&c| c >= 1000), "seed {seed}: a branch with `one` taken too rarely: {text}");
+        assert!(text.lines().any(|l| l == "200000 xyzz steps: equal"), "seed {seed}: xyzz_add: {text}");
+        let xyzz: Vec<u64> = text.lines().filter(|l| l.starts_with("xyzz ") && !l.contains("steps")).map(|l| l.rsplit(": ").next().unwrap().parse().unwrap()).collect();
+        assert_eq!(xyzz.len(), 5, "seed {seed}: xyzz_add's five branches' counts: {text}");
+        assert!(xyzz.iter().all(|&c| c >= 1000), "seed {seed}: an xyzz_add branch taken too rarely: {text}");
     }
 }
