@@ -73,10 +73,14 @@ struct fq2_t {
 // products instead of 144. With t0 = a0 b0 − c0 d0, t1 = a1 b1 − c1 d1 and
 // t2 = (a0 + a1)(b0 + b1) − (c0 + c1)(d0 + d1), the real part is t0 − t1
 // and the u part t2 − t0 − t1 = a0 b1 + a1 b0 − c0 d1 − c1 d0. fp_t's sums
-// are reduced below p, as the shared reduction needs of its inputs.
+// are reduced below p, as the shared reduction needs of its inputs. The
+// sums are made fp_t before t2's call: sppark's + returns its base type
+// (fp_mont), for which xyzz_add.cuh's generic template, two reductions,
+// would be the exact match.
 __device__ __forceinline__ fq2_t mul_sub_mul(const fq2_t& a, const fq2_t& b, const fq2_t& c, const fq2_t& d) {
     fp_t t0 = mul_sub_mul(a.c0, b.c0, c.c0, d.c0);
     fp_t t1 = mul_sub_mul(a.c1, b.c1, c.c1, d.c1);
-    fp_t t2 = mul_sub_mul(a.c0 + a.c1, b.c0 + b.c1, c.c0 + c.c1, d.c0 + d.c1);
+    const fp_t a01 = a.c0 + a.c1, b01 = b.c0 + b.c1, c01 = c.c0 + c.c1, d01 = d.c0 + d.c1;
+    fp_t t2 = mul_sub_mul(a01, b01, c01, d01);
     return fq2_t(t0 - t1, t2 - t0 - t1);
 }
