@@ -309,7 +309,7 @@ fn main() {
 /// all of them, as over a resident key, at windows c = 19..21 around
 /// MsmTuning::for_points's 20, then at 20 with the sort beside the
 /// accumulation (its stream at the default priority, then at the greatest)
-/// and without it in turn, twice, then at K = 32, 64 and 128 points per
+/// and without it in turn, twice, then at K = 32, 128 and 256 points per
 /// accumulation thread, twice (`streamed` false: only these last twelve
 /// rows). Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
@@ -344,7 +344,7 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     // Points per accumulation thread: each thread leaves one or two partial
     // sums for the fix-up, so a larger K means fewer fix-up additions, and
     // fewer threads to fill the last wave. Alternated, twice.
-    let ks = [32, 64, 128, 32, 64, 128].map(|points_per_thread| MsmTuning { points_per_thread, ..chosen });
+    let ks = [32, 128, 256, 32, 128, 256].map(|points_per_thread| MsmTuning { points_per_thread, ..chosen });
     tuning_sweep(gpu, &b, &s, &ks, 2, reference, ("G1 MSM, H-MSM shape, K sweep", "2^27", how));
 }
 
@@ -360,7 +360,7 @@ fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1
     // gpu::msm::chunk_points: the power of two of 96-byte affine points that fits the chunk.
     let fit = supraseal_c2::config::GPU_CHUNK_DEFAULT / 96;
     let chunk = 1usize << (usize::BITS - 1 - fit.leading_zeros());
-    let whole = MsmTuning::for_points(b.len());
+    let whole = MsmTuning::for_table(b.len(), chunk);
     let forms = [
         (chunk, MsmTuning::for_points(chunk), false, "one MSM per chunk (chunks)"),
         (chunk, whole, true, "chunks into one table (table, the default)"),

@@ -279,8 +279,9 @@ fn gpu_msm_launch_choices_match_cpu() {
     let inputs = [("random", random_scalars(n, s + 13)), ("mostly 0/1", mostly_bits(n, &mut rng))];
     let wants: Vec<_> = inputs.iter().map(|(_, sc)| cpu_msm::msm::<cpu_msm::G1>(&bases, sc)).collect();
     for window_bits in [9, 17, 18] {
-        // 42: the fitted K of a porep-32g tail (MsmTuning::fitted_to_waves), not a power of two.
-        for points_per_thread in [1, 16, 42, 64] {
+        // 42: the fitted K of a porep-32g tail (MsmTuning::fitted_to_waves), not a power of two;
+        // 128: the K of MSMs from 2^26 points (MsmTuning::for_points).
+        for points_per_thread in [1, 16, 42, 64, 128] {
             for block in [64, 128, 256] {
                 // Each window sorted in turn, and beside the accumulation of
                 // the one before (two sort buffers in turn, a second stream
@@ -295,7 +296,7 @@ fn gpu_msm_launch_choices_match_cpu() {
             }
         }
     }
-    eprintln!("MSM {n} points, 36 launch choices x 3 sorts x (random, mostly 0/1): match");
+    eprintln!("MSM {n} points, 45 launch choices x 3 sorts x (random, mostly 0/1): match");
     // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
     // over 1,025 (c = 24: more tiles than the totals' block has threads;
     // its bucket table takes 11 × (2^23 + 1) × 192 B = 16.5 GiB, so it runs

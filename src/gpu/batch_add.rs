@@ -13,7 +13,7 @@ use super::workspace::{bytes_of, Arena, Dev, Mem, OnDevice};
 use crate::error::Result;
 
 /// Partial sums a pass aims for over all its circuits: about five waves of
-/// the H200's 132 SMs at the kernels' occupancy (two or three blocks of 128
+/// the H200's 132 SMs at the kernels' occupancy (two to four blocks of 128
 /// per SM), so that a one-circuit pass fills the device as a 16-circuit
 /// pass does.
 const TARGET_SLOTS: usize = 1 << 18;

@@ -947,16 +947,16 @@ const TABLE_POINTS_PER_BUCKET: usize = 16;
 
 /// The launch choice of a [`SharedTable`] for `n` bases streamed in chunks
 /// of `chunk_bytes`, where the chunk buffers and the table's MSM buffers fit
-/// `budget` device bytes: [`MsmTuning::for_points`] of all n points. `None`
+/// `budget` device bytes: [`MsmTuning::for_table`]. `None`
 /// where that is no wider than one chunk's window (one chunk, or small
 /// vectors), where a chunk holds fewer than [`TABLE_POINTS_PER_BUCKET`]
 /// points per bucket, or where it does not fit; one MSM per chunk then runs.
 pub fn shared_table_tuning<G: DeviceGroup>(n: usize, chunk_bytes: usize, budget: usize) -> Option<MsmTuning> {
     let chunk = chunk_points::<G>(chunk_bytes);
-    let (whole, per_chunk) = (MsmTuning::for_points(n), MsmTuning::for_points(chunk));
-    let dense = chunk >= TABLE_POINTS_PER_BUCKET * (whole.buckets() as usize - 1);
-    let fits = || table_bytes::<G>(n, chunk, whole) <= budget;
-    (n > chunk && whole.window_bits > per_chunk.window_bits && dense && fits()).then_some(whole)
+    let (table, per_chunk) = (MsmTuning::for_table(n, chunk), MsmTuning::for_points(chunk));
+    let dense = chunk >= TABLE_POINTS_PER_BUCKET * (table.buckets() as usize - 1);
+    let fits = || table_bytes::<G>(n, chunk, table) <= budget;
+    (n > chunk && table.window_bits > per_chunk.window_bits && dense && fits()).then_some(table)
 }
 
 /// The chunks of a ramp over `n` points: `chunk` points first, each next

@@ -88,10 +88,21 @@ pub struct MsmTuning {
 }
 
 impl MsmTuning {
-    /// The defaults for `n` points: wider windows for bigger inputs, 32
-    /// points per accumulation thread, blocks of 128 for the accumulation (3
-    /// blocks per SM fit its registers, 1 of 256 did; from the launch-choice
-    /// sweep on the H200, notes/GPU.md).
+    /// The defaults for `n` points: wider windows for bigger inputs, K points
+    /// per accumulation thread ([`MsmTuning::points_per_thread`]: 32, 128
+    /// from 2^26 points on), blocks of 128 for the accumulation (from the
+    /// launch-choice sweep on the H200, notes/GPU.md).
+    ///
+    /// K: each accumulation thread leaves its partial sums to the fix-up,
+    /// so a larger K trades fix-up additions for a longer tail of the
+    /// accumulation's last wave. At the H-MSM's 2^27 points (c = 20, the
+    /// sort beside first, on an H100, `notes/runs/s47/hshape.log`, two
+    /// rows each) K = 128 took 918.1 / 920.3 ms against 938.9 / 941.1 at
+    /// K = 32 and 926.5 / 928.0 at 64: the fix-up 15 against 42 ms, the
+    /// accumulation 679 against 663. At 2^24 and below the fix-up is a few
+    /// ms and K = 32 stays. 2^26 takes the H-MSM's K with its window (c =
+    /// 20); that size itself was not swept at K = 128. A streamed key's
+    /// chunks into one table take the chunk's K ([`MsmTuning::for_table`]).
     ///
     /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
@@ -138,7 +149,18 @@ impl MsmTuning {
             SortBeside::Auto if n >= 1 << 24 => WindowSort::BesideFirst,
             SortBeside::Auto => WindowSort::InTurn,
         };
-        MsmTuning { window_bits, points_per_thread: 32, block: 128, sort }
+        let points_per_thread = if n >= 1 << 26 { 128 } else { 32 };
+        MsmTuning { window_bits, points_per_thread, block: 128, sort }
+    }
+
+    /// The launch choice of one bucket table shared by the chunks of an MSM
+    /// over `n` streamed points, `chunk` points a chunk: the windows of all
+    /// n points ([`MsmTuning::for_points`]), the K of one chunk's points,
+    /// which is what each accumulation launch sums. In that form (2^23-point
+    /// chunks at c = 20, on an H100, `notes/runs/s34/`) K = 64 made the
+    /// accumulation slower than K = 32 for a smaller fix-up.
+    pub fn for_table(n: usize, chunk: usize) -> Self {
+        MsmTuning { points_per_thread: MsmTuning::for_points(chunk).points_per_thread, ..MsmTuning::for_points(n) }
     }
 
     /// This tuning with its accumulation threads' points K fitted to whole
@@ -148,8 +170,10 @@ impl MsmTuning {
     /// Each window's accumulation launch runs n/K threads of K points each,
     /// and the window's merge and fix-up wait for its last block. At K = 32
     /// a porep-32g tail of 2,118,373 points is 66,200 threads: on an H100
-    /// or H200 (132 SMs × 3 blocks of 128 = 50,688) one full wave, then a
-    /// second under a third full, 16 times per MSM. Its
+    /// or H200 at 3 blocks of 128 per SM (132 × 3 × 128 = 50,688) one full
+    /// wave, then a second under a third full, 16 times per MSM; at the 4
+    /// blocks that `msm_accumulate_g1`'s 128 registers allow (67,584) one
+    /// wave, where the fit keeps K. Its
     /// accumulation summed 1.88 G points a second (`notes/runs/s41/`,
     /// a8083c2-sortbeside.log: 18.0 ms for 16 windows), the 2^22 and 2^24
     /// MSMs (2.6 and 10.3 waves) 2.35 and 2.44 G/s.
@@ -158,8 +182,8 @@ impl MsmTuning {
     /// (waves × points per thread: the time of threads that each take the
     /// same time per point), the smallest such k on a tie, so K stays
     /// where no larger one saves a point-time: 2,118,373 points get k = 42
-    /// (one wave of 50,438 threads; 42 point-times against 64), and on an
-    /// H100 takes 23.3 ms against 25.5 (accumulation 16.1 against 18.0;
+    /// at 3 blocks per SM (one wave of 50,438 threads; 42 point-times
+    /// against 64), and on an H100 took 23.3 ms against 25.5 (accumulation 16.1 against 18.0;
     /// `notes/runs/s44/tailk.log`); B′'s G2 tail in a porep-32g proof (K =
     /// 46 at 2 blocks of 128 per SM) 50.3–50.7 ms against 61.5–62.1. k never
     /// falls below K, so the buffers that scale with the threads (thread
@@ -516,10 +540,19 @@ mod tests {
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (17, 16, (1 << 16) + 1));
         let t = MsmTuning::for_points(2_118_373);
         assert_eq!((t.window_bits, t.windows(), t.buckets()), (16, 16, (1 << 15) + 1));
+        // K: 32 below 2^26 points, 128 from there (porep-32g's H: 2^27 − 1
+        // points); a shared table takes its chunk's K with the whole MSM's windows.
+        for (n, k) in [(2_118_373, 32), ((1 << 26) - 1, 32), (1 << 26, 128), ((1 << 27) - 1, 128), (1 << 30, 128)] {
+            assert_eq!(MsmTuning::for_points(n).points_per_thread, k, "{n} points");
+        }
+        let table = MsmTuning::for_table((1 << 27) - 1, 1 << 23);
+        assert_eq!(table, MsmTuning { points_per_thread: 32, ..MsmTuning::for_points((1 << 27) - 1) });
+        assert_eq!(MsmTuning::for_table(1 << 27, 1 << 26).points_per_thread, 128);
     }
 
     /// The fit to whole waves at porep-32g's tails on a device of 132 SMs ×
-    /// 3 blocks of 128 (the H100's and H200's G1 accumulation), and its
+    /// 3 blocks of 128 (an H100's or H200's G1 accumulation at 129–168
+    /// registers), and its
     /// bounds over sizes and devices: k within K ..= 2K, never more waves ×
     /// points than K's, never more threads than K's (the sized buffers).
     #[test]
