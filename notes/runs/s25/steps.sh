@@ -72,6 +72,12 @@
 #               synth-bg tests msmab wait; RADICES=2 SORTS=auto CLIS="head base head base"
 #               C10ORDER="ours ours" hshape radix call10; TESTS="lock_protocol gpu_params
 #               batch_add_beside" tests g2 p16)
+#   (session 47 ran, on an H100 with the session-46 plan's pack and calls: ~1,650 s of device
+#               time with one failed try; logs notes/runs/s47/)
+#   (session 47 plans, for a pack of main with BASE=s47-g1-acc BASE_CLI=78ff5a3 (gpu_bench_base:
+#               G1's accumulation without the record `one`; the base CLI: K = 32 at the H-MSM):
+#               TESTS="gpu gpu_proofs" synth-bg tests msmab wait; RADICES=2 SORTS=auto
+#               CLIS="head base head base" C10ORDER="ours ours" hshape radix call10)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
