@@ -42,6 +42,8 @@
 #   tailk     the tails' K fitted to the device's waves against K = 32, gpu_bench's tail rows    ~60 s
 #   msmab     the G1 MSM 2^20 … 2^26: sppark 0.1.16's, pack.sh's BASE build's, the head's     ~250 s
 #   p16       a 16 GiB card, W = 2 x 3, head then base (CLIS; BASE_CLI pack)              ~90 s each
+#   bundle    everything under $OUT but steps*.log into one bundle-HHMMSS.tgz (at most 8 files  ~1 s
+#             come back from a call: run it last in a call whose steps write run directories)
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
 #             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
@@ -77,7 +79,7 @@
 #   (session 47 plans, for a pack of main with BASE=s47-g1-acc BASE_CLI=78ff5a3 (gpu_bench_base:
 #               G1's accumulation without the record `one`; the base CLI: K = 32 at the H-MSM):
 #               TESTS="gpu gpu_proofs" synth-bg tests msmab wait; RADICES=2 SORTS=auto
-#               CLIS="head base head base" C10ORDER="ours ours" hshape radix call10)
+#               CLIS="head base head base" C10ORDER="ours ours" hshape radix call10 bundle)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
@@ -402,6 +404,11 @@ for step in "$@"; do
     BENCH_MSM_H_SWEEP=1 BENCH_MSM_MAX_LOG=20 BENCH_MSM_SWEEP_LOG=20 BENCH_NTT_MAX_LOG=20 BENCH_G2_MAX_LOG=18 BENCH_NTT_HOST=0 timeout 300 ./gpu_bench > $H 2>&1
     echo "rc=$?" >> $H
     grep -E "H-MSM shape|tail sweep|batch addition|rc=|panicked" $H
+    ;;
+  bundle)
+    # At most 8 files come back from $OUT: everything but the calls' steps*.log into one archive.
+    (cd $OUT && find . -mindepth 1 -maxdepth 1 ! -name 'steps*.log' ! -name "bundle-*.tgz" -printf '%P\n' > /tmp/bundle.list \
+      && tar czf bundle-$(date +%H%M%S).tgz -T /tmp/bundle.list && xargs rm -rf < /tmp/bundle.list && ls -la)
     ;;
   *) echo "unknown step $step"; exit 2 ;;
   esac
