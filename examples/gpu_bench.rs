@@ -353,7 +353,7 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
 /// 2^23 points (the default 768 MiB chunk) with the chunk's window, as
 /// `SUPRASEAL_C2_STREAMED_MSM=chunks` runs; the same chunks adding into one
 /// shared bucket table (`=table`, the default) at the whole MSM's window (c = 20) and
-/// narrower ones, and with 16 or 64 points per accumulation thread; one
+/// narrower ones, and with 16, 64 or 128 points per accumulation thread; one
 /// MSM per chunk of 2^25 points (3 GiB chunks); and chunks of 2^24 and 2^25
 /// points into one table. Each must give `want`.
 fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1Projective) {
@@ -368,6 +368,7 @@ fn streamed_forms(gpu: &GpuBackendHandle, b: &[G1Affine], s: &[Scalar], want: G1
         (chunk, MsmTuning { window_bits: 18, ..whole }, true, "chunks into one table"),
         (chunk, MsmTuning { points_per_thread: 16, ..whole }, true, "chunks into one table"),
         (chunk, MsmTuning { points_per_thread: 64, ..whole }, true, "chunks into one table"),
+        (chunk, MsmTuning { points_per_thread: 128, ..whole }, true, "chunks into one table"),
         (4 * chunk, MsmTuning::for_points(4 * chunk), false, "one MSM per chunk of 4x the default"),
         (2 * chunk, whole, true, "chunks of 2x the default into one table"),
         (4 * chunk, whole, true, "chunks of 4x the default into one table"),

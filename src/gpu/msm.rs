@@ -1412,6 +1412,15 @@ mod tests {
         assert_eq!(resident_msm_points::<G1>(h, chunk_bytes, h_msm_budget(h, chunk_bytes)), 1 << 27);
         assert_eq!(MsmTuning::for_points(1 << 27).window_bits, 20);
         assert!(MsmTuning::for_points(1 << 27).sorts_beside() && !MsmTuning::for_points(chunk_points::<G1>(chunk_bytes)).sorts_beside());
+        // Pieces are sized as their largest, a power of two, and a shorter
+        // remainder runs at its own tuning: where K, c or the sort change
+        // (2^22, 2^24, 2^26 points), the remainder's bytes stay within.
+        for lg in [22, 24, 26, 27] {
+            for m in [(1usize << lg) - 1, (1 << lg) - (1 << (lg - 3))] {
+                assert!(msm_resident_bytes::<G1>(m, MsmTuning::for_points(m)) <= msm_resident_bytes::<G1>(1 << lg, MsmTuning::for_points(1 << lg)), "G1, {m} points");
+                assert!(msm_resident_bytes::<G2>(m, MsmTuning::for_points(m)) <= msm_resident_bytes::<G2>(1 << lg, MsmTuning::for_points(1 << lg)), "G2, {m} points");
+            }
+        }
         for n in [1usize, 1000, 1 << 20, (1 << 23) + 1, 1 << 25, 130_169_893, h] {
             for chunk_bytes in [1 << 20, 16 << 20, chunk_bytes] {
                 let chunk = chunk_points::<G1>(chunk_bytes);
@@ -1451,7 +1460,7 @@ mod tests {
             let mut ns = vec![chunk + 1, 2 * chunk + 1, 3 * chunk, 4 * chunk + 77, 7 * chunk + 5, 8 * chunk + 77, 16 * chunk - 1];
             ns.extend([(1usize << 22) + 77, (1 << 24) - 1, (1 << 26) - 1, (1 << 27) - 1].into_iter().filter(|&n| n > chunk));
             for n in ns {
-                let t = MsmTuning::for_points(n);
+                let t = MsmTuning::for_table(n, chunk);
                 let (lo, hi) = (table_bytes::<G1>(n, chunk, t), table_bytes::<G1>(n, 4 * chunk, t));
                 let mut budgets: Vec<usize> = (0..=20).map(|i| lo + hi.saturating_sub(lo) * i / 20).collect();
                 budgets.extend([lo.saturating_sub(1), h_msm_budget(n, chunk_bytes), usize::MAX]);

@@ -158,8 +158,9 @@ fn largest_batch_add_bytes(key: &KeyShape, settings: &crate::config::Settings, c
 /// ([`super::msm::h_msm_resident_bytes`]): beside a smaller H-MSM the
 /// batch additions would cost more than they hide, or where the quotient's
 /// b (freed when the H-MSM starts) does not fit beside them.
-/// At porep-32g (one circuit or ten): 6.95 GB against the one piece's 4.65 GB
-/// (its sort beside the accumulation included: [`super::MsmTuning::for_points`]).
+/// At porep-32g: 6.95 GB (one circuit) and 6.76 GB (ten) against the one
+/// piece's 3.01 GB (K = 128, its sort beside the accumulation included:
+/// [`super::MsmTuning::for_points`]).
 pub fn beside_resident_h_msm_cap(n: usize, key: &KeyShape, settings: &crate::config::Settings, circuits: usize) -> Option<usize> {
     let peak = compute_peak_bytes(n, key, settings);
     let batch = largest_batch_add_bytes(key, settings, circuits);

@@ -100,9 +100,11 @@ impl MsmTuning {
     /// rows each) K = 128 took 918.1 / 920.3 ms against 938.9 / 941.1 at
     /// K = 32 and 926.5 / 928.0 at 64: the fix-up 15 against 42 ms, the
     /// accumulation 679 against 663. At 2^24 and below the fix-up is a few
-    /// ms and K = 32 stays. 2^26 takes the H-MSM's K with its window (c =
-    /// 20); that size itself was not swept at K = 128. A streamed key's
-    /// chunks into one table take the chunk's K ([`MsmTuning::for_table`]).
+    /// ms (9–10 of 136 ms on the same H100) and K = 32 stays, unswept at 128.
+    /// 2^26 takes the H-MSM's K with its window (c = 20); that size itself
+    /// was not swept at K = 128, nor was G2 (porep-32g's G2 MSMs are under
+    /// 2^26 points). A streamed key's chunks into one table take the chunk's
+    /// K ([`MsmTuning::for_table`]).
     ///
     /// Windows: below 2^24 points, c = ⌊log2 n⌋ − 1 within 5 ..= 17, which
     /// keeps the bucket counts of the unsigned c − 1 bit windows that the
@@ -155,10 +157,14 @@ impl MsmTuning {
 
     /// The launch choice of one bucket table shared by the chunks of an MSM
     /// over `n` streamed points, `chunk` points a chunk: the windows of all
-    /// n points ([`MsmTuning::for_points`]), the K of one chunk's points,
-    /// which is what each accumulation launch sums. In that form (2^23-point
-    /// chunks at c = 20, on an H100, `notes/runs/s34/`) K = 64 made the
-    /// accumulation slower than K = 32 for a smaller fix-up.
+    /// n points ([`MsmTuning::for_points`]) and the K of `chunk` points. Each
+    /// accumulation launch sums one span of the chunks (up to 4 chunks where
+    /// they ramp, [`crate::gpu::msm::ramp_spans`]); with the default 768 MiB
+    /// chunks every span is under 2^26 points, so K is the spans' own. In
+    /// that form (2^23-point chunks at c = 20, on an H100, with the kernels of
+    /// `notes/runs/s34/`) K = 64 made the accumulation slower than K = 32 for
+    /// a smaller fix-up; chunks of 3 GiB or more (2^25 points, spans up to
+    /// ~2^27) keep K = 32 unmeasured.
     pub fn for_table(n: usize, chunk: usize) -> Self {
         MsmTuning { points_per_thread: MsmTuning::for_points(chunk).points_per_thread, ..MsmTuning::for_points(n) }
     }
@@ -572,8 +578,8 @@ mod tests {
         assert_eq!(none.fitted_to_waves(5, wave), none, "K = 0 (a tuning `check` refuses) is left to it");
         let cost = |n: usize, k: u32, wave: usize| n.div_ceil(k as usize).div_ceil(wave) * k as usize;
         for wave in [1, 32, 76 * 4 * 128, 108 * 3 * 128, wave, 132 * 128, 144 * 2 * 256] {
-            for n in (0..60).map(|i| 1 + i * 37_123).chain((10..24).map(|lg| 1usize << lg)).chain([(1 << 23) + 1, 2_118_373, (1 << 31) - 1]) {
-                for k0 in [1, 16, 32, 63, 64] {
+            for n in (0..60).map(|i| 1 + i * 37_123).chain((10..24).map(|lg| 1usize << lg)).chain([(1 << 23) + 1, 2_118_373, 1 << 26, (1 << 27) - 1, (1 << 31) - 1]) {
+                for k0 in [1, 16, 32, 63, 64, 128] {
                     let base = MsmTuning { sort: WindowSort::InTurn, points_per_thread: k0, ..MsmTuning::for_points(n) };
                     let t = base.fitted_to_waves(n, wave);
                     t.check();

@@ -45,7 +45,7 @@
 #   bundle    everything under $OUT but steps*.log into one bundle-HHMMSS.tgz (at most 8 files  ~1 s
 #             come back from a call: run it last in a call whose steps write run directories)
 #   hmsm      the H-MSM's 2^27 points in a streamed key's forms, kernels only (one MSM per  ~200 s
-#             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64;
+#             2^23-point chunk; the chunks into one shared table at c = 18..20 and K = 16, 64, 128;
 #             one MSM per 2^25 points), then one MSM over them at c = 19..21 (BENCH_MSM_H_SWEEP=1)
 #   call10    one call of 10 circuits, ours (key resident) and upstream 0.1.2 in turn, C10ORDER   ~65 s ours,
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
