@@ -52,6 +52,7 @@
 #             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
 #   msmtests  the GPU MSM tests alone (every launch choice with and without the sort beside)  ~100 s
 #   hshape    the H-MSM's shape alone, the sort beside on, off, on, off, then K = 32, 128, 256 twice ~170 s
+#             (HSHAPE_BINS="gpu_bench gpu_bench_base": the head's build, then pack.sh's BASE build)  each
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
 #   (bench, hshape and sortbeside sample nvidia-smi beside the run: each MSM size's peak VRAM,
@@ -79,7 +80,9 @@
 #   (session 47 plans, for a pack of main with BASE=s47-g1-acc BASE_CLI=78ff5a3 (gpu_bench_base:
 #               G1's accumulation without the record `one`; the base CLI: K = 32 at the H-MSM):
 #               TESTS="gpu gpu_proofs" synth-bg tests msmab wait; RADICES=2 SORTS=auto
-#               CLIS="head base head base" C10ORDER="ours ours" hshape radix call10 bundle)
+#               CLIS="head base head base" C10ORDER="ours ours" HSHAPE_BINS="gpu_bench gpu_bench_base"
+#               hshape radix call10 bundle: hshape twice, ~340 s, so radix and call10 may need a
+#               call of their own)
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
@@ -98,8 +101,8 @@ same_proofs() {  # each proof of $1 against the reference's proof of the same ci
        END { printf "%d proofs compared with the reference, %d differ, %d without a reference\n", n, bad, missing }' \
     70cf2f7-proofs-upstream.txt "$1"
 }
-hshape() {
-  BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 320 ./gpu_bench; echo "rc=$?"
+hshape() {  # $1: the gpu_bench build (default gpu_bench)
+  BENCH_MSM_MAX_LOG=19 BENCH_MSM_SWEEP_LOG=0 BENCH_NTT_MAX_LOG=19 BENCH_G2_MAX_LOG=17 BENCH_NTT_HOST=0 BENCH_MSM_H_SWEEP=resident timeout 320 ./${1:-gpu_bench}; echo "rc=$?"
 }
 # Runs "$@" into LOG (the second argument) with nvidia-smi sampled beside it into
 # $OUT/nvsmi-NAME.csv (NAME the first), then writes each ROW of LOG (the benches print one
@@ -184,8 +187,12 @@ for step in "$@"; do
   hshape)
     # The H-MSM's shape alone (one MSM of 2^27, c = 20) with the sort beside its accumulation and
     # without, on, off, on, off (sortbeside's first part; NO_HSHAPE=1 leaves it out there).
-    sampled hshape $OUT/hshape.log hshape
-    grep -E "MSM|match|rc=|panicked" $OUT/hshape.log | grep -v '^ROW '; cat $OUT/rows-hshape.txt
+    # HSHAPE_BINS="gpu_bench gpu_bench_base" runs each build in turn (hshape.log, hshape-gpu_bench_base.log).
+    for b in ${HSHAPE_BINS:-gpu_bench}; do
+      n=hshape; [ "$b" = gpu_bench ] || n=hshape-$b
+      echo "== $b"; sampled $n $OUT/$n.log hshape $b
+      grep -E "MSM|match|rc=|panicked" $OUT/$n.log | grep -v '^ROW '; cat $OUT/rows-$n.txt
+    done
     ;;
   sortbeside)
     # The MSM's sort beside its accumulation (MsmTuning::sort), in one run: the GPU MSM
