@@ -78,7 +78,8 @@
 #   (session 47 ran, on an H100 with the session-46 plan's pack and calls: ~1,650 s of device
 #               time with one failed try; logs notes/runs/s47/)
 #   (session 47 plans, for a pack of main with BASE=s47-g1-acc BASE_CLI=78ff5a3 (gpu_bench_base:
-#               G1's accumulation without the record `one`; the base CLI: K = 32 at the H-MSM):
+#               G1's accumulation without the record `one` and the scan in blocks of 256, so
+#               that the sort can run beside the accumulation; the base CLI: K = 32 at the H-MSM):
 #               TESTS="gpu gpu_proofs" synth-bg tests msmab wait; RADICES=2 SORTS=auto
 #               CLIS="head base head base" C10ORDER="ours ours" HSHAPE_BINS="gpu_bench gpu_bench_base"
 #               hshape radix call10 bundle: hshape twice, ~340 s, so radix and call10 may need a
