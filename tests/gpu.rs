@@ -309,11 +309,13 @@ fn gpu_msm_launch_choices_match_cpu() {
         }
         // c = 20 with K = 128: MsmTuning::for_points' choice from 2^26 points.
         let ks: &[u32] = if window_bits == 20 { &[32, 128] } else { &[32] };
-        for (&points_per_thread, sort) in ks.iter().flat_map(|k| SORTS.iter().map(move |&s| (k, s))) {
-            let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block: 128, sort };
-            for ((name, sc), want) in inputs.iter().zip(&wants) {
-                let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
-                assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+        for &points_per_thread in ks {
+            for sort in SORTS {
+                let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block: 128, sort };
+                for ((name, sc), want) in inputs.iter().zip(&wants) {
+                    let (_, got, _) = gpu.msm_g1_resident_ms(&bases, sc, t, 1).unwrap();
+                    assert_eq!(&got, want, "MSM {n} points, {name}, {t:?}");
+                }
             }
         }
         eprintln!("MSM {n} points, windows of {window_bits} bits x (random, mostly 0/1): match");
