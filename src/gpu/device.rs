@@ -121,9 +121,20 @@ impl Gpu {
 
     /// Threads of `k` in blocks of `block` that the device keeps resident at
     /// once: SMs × the driver's resident blocks per SM for the kernel's
-    /// registers and shared memory × `block` (0 if the driver does not say).
+    /// registers and shared memory × `block` (0 if the driver does not say;
+    /// the first refusal is logged, since callers then skip what they would
+    /// fit to the wave).
     pub fn resident_threads(&self, k: Kernel, block: u32) -> usize {
-        let per_sm = self.kernel(k).occupancy_max_active_blocks_per_multiprocessor(block, 0, None).map_or(0, |b| b as usize);
+        static REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let per_sm = match self.kernel(k).occupancy_max_active_blocks_per_multiprocessor(block, 0, None) {
+            Ok(b) => b as usize,
+            Err(e) => {
+                if !REFUSED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    tracing::warn!(target: "supraseal_c2::gpu", kernel = ?k, block, error = %e, "cuOccupancyMaxActiveBlocksPerMultiprocessor failed; launches are not fitted to the device's waves");
+                }
+                0
+            }
+        };
         self.multiprocessors() * per_sm * block as usize
     }
 
