@@ -97,7 +97,14 @@ impl Exec {
     /// waves of the device ([`MsmTuning::fitted_to_waves`]).
     pub fn msm_tuning<G: DeviceGroup>(&self, n: usize) -> MsmTuning {
         let t = MsmTuning::for_points(n);
-        t.fitted_to_waves(n, self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), t.block))
+        t.fitted_to_waves(n, self.accumulation_wave::<G>(t.block))
+    }
+
+    /// Accumulation threads of `G` in blocks of `block` that the device
+    /// keeps resident at once (a wave, [`Gpu::resident_threads`]; 0 if the
+    /// driver does not say).
+    pub fn accumulation_wave<G: DeviceGroup>(&self, block: u32) -> usize {
+        self.gpu.resident_threads(G::kernel(PointKernel::MsmAccumulate), block)
     }
 
     /// Copies `host` to a new device buffer (a phase-2 allocation, from the

@@ -467,10 +467,8 @@ impl GpuBackendHandle {
     pub fn accumulation_waves(&self) -> [usize; 2] {
         #[cfg(supraseal_gpu)]
         {
-            use super::kernels::PointKernel;
-            use msm::DeviceGroup;
-            let gpu = &self.inner.exec().gpu;
-            [msm::G1::kernel(PointKernel::MsmAccumulate), msm::G2::kernel(PointKernel::MsmAccumulate)].map(|k| gpu.resident_threads(k, 128))
+            let exec = self.inner.exec();
+            [exec.accumulation_wave::<msm::G1>(128), exec.accumulation_wave::<msm::G2>(128)]
         }
         #[cfg(not(supraseal_gpu))]
         {
