@@ -250,8 +250,11 @@ __device__ __forceinline__ uint32_t next_bucket(const uint32_t* starts, uint32_t
 // (the scatter's); a run ends where the next nonempty bucket starts
 // (starts[d + 1]). Its first run goes to heads[t], its last (if different)
 // to tails[t]; runs strictly inside are whole buckets and are written
-// straight to buckets[] (no other thread sees them).
-template<class affine_t, class point_t>
+// straight to buckets[] (no other thread sees them). With `keep_one`, the
+// loop keeps xyzz_add_affine's record of ZZ = ZZZ = 1, which saves four
+// products on each run's second point (see MSM_POINT_KERNELS for which group
+// keeps it).
+template<bool keep_one, class affine_t, class point_t>
 __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys,
                                                const uint32_t* starts, uint32_t nb, uint32_t K, size_t threads,
                                                point_t* buckets, point_t* heads, uint32_t* head_keys,
@@ -280,6 +283,7 @@ __device__ __forceinline__ void msm_accumulate(const affine_t* bases, const uint
         }
         uint32_t ix = idx[p];
         affine_t b = bases[ix & 0x7fffffffu];
+        if (!keep_one) one = false;
         add_affine(acc, b, ix >> 31, one);
     }
     if (first) { heads[t] = acc; head_keys[t] = cur; }
@@ -415,14 +419,17 @@ extern "C" __global__ void gather_points(const uint64_t* src, const uint32_t* po
     dst[t] = src[(size_t)pos[i] * words + w];
 }
 
-// The point kernels per group.
-#define MSM_POINT_KERNELS(G)                                                                                      \
+// The point kernels per group. KEEP_ONE: whether the accumulation keeps
+// the record `one`. G1 does not: without it msm_accumulate_g1 takes 130
+// registers (3 blocks of 128 per SM, 4 with it), and its accumulation took
+// 1.2-1.3 % less time at 2^24 and 2^26 points on an H100 (notes/GPU.md).
+#define MSM_POINT_KERNELS(G, KEEP_ONE)                                                                            \
     extern "C" __global__ void msm_accumulate_##G(                                                                \
         const G##_affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys, const uint32_t* starts,       \
         uint32_t nb, uint32_t K, size_t threads, G##_xyzz_t* buckets, G##_xyzz_t* heads, uint32_t* head_keys,     \
         G##_xyzz_t* tails, uint32_t* tail_keys) {                                                                 \
-        msm_accumulate(bases, idx, thread_keys, starts, nb, K, threads, buckets, heads, head_keys, tails,          \
-                       tail_keys);                                                                                \
+        msm_accumulate<KEEP_ONE>(bases, idx, thread_keys, starts, nb, K, threads, buckets, heads, head_keys,       \
+                                 tails, tail_keys);                                                               \
     }                                                                                                             \
     extern "C" __global__ void msm_merge_partials_##G(                                                            \
         const G##_xyzz_t* heads, const uint32_t* head_keys, const G##_xyzz_t* tails, const uint32_t* tail_keys,  \
@@ -444,5 +451,5 @@ extern "C" __global__ void gather_points(const uint64_t* src, const uint32_t* po
         msm_bucket_segments(buckets, nb, L, segments, windows, out);                                              \
     }
 
-MSM_POINT_KERNELS(g1)
-MSM_POINT_KERNELS(g2)
+MSM_POINT_KERNELS(g1, false)
+MSM_POINT_KERNELS(g2, true)
