@@ -102,10 +102,14 @@ extern "C" __global__ void msm_histogram(const fr_t* scalars, size_t n, unsigned
 // tile of SCAN_TILE counts is scanned by one block (msm_scan_tiles), the
 // tiles' totals by one block (msm_scan_totals), and each tile's offset is
 // added to its starts (msm_scan_offsets). The first two run in blocks of
-// exactly SCAN_THREADS (block_exclusive_scan reads every warp's sum).
-#define SCAN_THREADS 1024
+// exactly SCAN_THREADS (block_exclusive_scan reads every warp's sum). Blocks
+// of 256 threads (~8 K registers) fit an SM beside a full wave of the G1
+// accumulation at 3 blocks per SM, so that a window's scan, sorting beside
+// the accumulation of the window before it, need not wait for a wave to end.
+#define SCAN_THREADS 256
 #define SCAN_ITEMS 8
 #define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
+static_assert(SCAN_THREADS % 32 == 0 && SCAN_THREADS <= 1024, "block_exclusive_scan: whole warps, at most 32");
 
 // Exclusive scan of one value per thread over a block of SCAN_THREADS;
 // *total gets the block's sum. Called once per kernel (its shared memory is
@@ -122,13 +126,14 @@ __device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* t
     if (lane == 31) warp_sums[warp] = x;
     __syncthreads();
     if (warp == 0) {
-        uint32_t w = warp_sums[lane];
+        constexpr unsigned warps = SCAN_THREADS / 32;
+        uint32_t w = lane < warps ? warp_sums[lane] : 0;
 #pragma unroll
         for (unsigned o = 1; o < 32; o <<= 1) {
             uint32_t y = __shfl_up_sync(0xffffffffu, w, o);
             if (lane >= o) w += y;
         }
-        warp_sums[lane] = w;
+        if (lane < warps) warp_sums[lane] = w;
     }
     __syncthreads();
     *total = warp_sums[SCAN_THREADS / 32 - 1];

@@ -297,10 +297,10 @@ fn gpu_msm_launch_choices_match_cpu() {
         }
     }
     eprintln!("MSM {n} points, 45 launch choices x 3 sorts x (random, mostly 0/1): match");
-    // Wide windows: the bucket scan over 65 tiles of counts (c = 20) and
-    // over 1,025 (c = 24: more tiles than the totals' block has threads;
-    // its bucket table takes 11 × (2^23 + 1) × 192 B = 16.5 GiB, so it runs
-    // only where ~20 GiB are free).
+    // Wide windows: the bucket scan over 257 tiles of counts (c = 20) and
+    // over 4,097 (c = 24), both more tiles than the totals' block has
+    // threads (256). c = 24's bucket table takes 11 × (2^23 + 1) × 192 B =
+    // 16.5 GiB, so it runs only where ~20 GiB are free.
     let free = gpu.free_bytes().unwrap();
     for window_bits in [20, 24] {
         if window_bits == 24 && free < 20 << 30 {

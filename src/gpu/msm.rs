@@ -89,8 +89,8 @@ impl<M: Mem> Levels<M> {
 
 /// Counts one block of the bucket scan takes (SCAN_TILE in cuda/msm.cu),
 /// and its threads (SCAN_THREADS).
-const SCAN_TILE: u32 = 8192;
-const SCAN_THREADS: u32 = 1024;
+const SCAN_TILE: u32 = 2048;
+const SCAN_THREADS: u32 = 256;
 
 /// The constants above that mirror a `#define` of cuda/ (checked by the
 /// kernel table's tests).
