@@ -104,8 +104,10 @@ extern "C" __global__ void msm_histogram(const fr_t* scalars, size_t n, unsigned
 // added to its starts (msm_scan_offsets). The first two run in blocks of
 // exactly SCAN_THREADS (block_exclusive_scan reads every warp's sum). Blocks
 // of 256 threads (~8 K registers) fit an SM beside a full wave of the G1
-// accumulation at 3 blocks per SM, so that a window's scan, sorting beside
-// the accumulation of the window before it, need not wait for a wave to end.
+// accumulation at 3 blocks per SM, where blocks of 1,024 (~32 K) do not. On
+// an H100 the sort beside the accumulation still hides 12-18 ms of its ~119
+// at 2^27 points, as with blocks of 1,024 beside 4 accumulation blocks, and
+// the sort in turn takes the same time with either (notes/GPU.md).
 #define SCAN_THREADS 256
 #define SCAN_ITEMS 8
 #define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
@@ -426,8 +428,10 @@ extern "C" __global__ void gather_points(const uint64_t* src, const uint32_t* po
 
 // The point kernels per group. KEEP_ONE: whether the accumulation keeps
 // the record `one`. G1 does not: without it msm_accumulate_g1 takes 130
-// registers (3 blocks of 128 per SM, 4 with it), and its accumulation took
-// 1.2-1.3 % less time at 2^24 and 2^26 points on an H100 (notes/GPU.md).
+// registers (3 blocks of 128 per SM, 4 with it), and on an H100 its
+// accumulation took 1.6 % less time at 2^24 points, 2.4 % at 2^26 and 2.3 %
+// at the H-MSM's 2^27; a porep-32g tail of 2.1 M points, one wave at 4
+// blocks, took 0.3-0.4 ms more (notes/GPU.md).
 #define MSM_POINT_KERNELS(G, KEEP_ONE)                                                                            \
     extern "C" __global__ void msm_accumulate_##G(                                                                \
         const G##_affine_t* bases, const uint32_t* idx, const uint32_t* thread_keys, const uint32_t* starts,       \

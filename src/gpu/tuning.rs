@@ -101,6 +101,9 @@ impl MsmTuning {
     /// K = 32 and 926.5 / 928.0 at 64: the fix-up 15 against 42 ms, the
     /// accumulation 679 against 663. At 2^24 and below the fix-up is a few
     /// ms (9–10 of 136 ms on the same H100) and K = 32 stays, unswept at 128.
+    /// K = 256 took 884.2 / 884.3 ms against 895.4 / 895.4 at 128 in a later
+    /// lease (`notes/runs/s48/hshape.log`); it stays at 128 until the GPU
+    /// tests' skewed inputs have run at 256.
     /// 2^26 takes the H-MSM's K with its window (c = 20); that size itself
     /// was not swept at K = 128, nor was G2 (porep-32g's G2 MSMs are under
     /// 2^26 points). A streamed key's chunks into one table take the chunk's
@@ -176,10 +179,10 @@ impl MsmTuning {
     /// Each window's accumulation launch runs n/K threads of K points each,
     /// and the window's merge and fix-up wait for its last block. At K = 32
     /// a porep-32g tail of 2,118,373 points is 66,200 threads: on an H100
-    /// or H200 at 3 blocks of 128 per SM (132 × 3 × 128 = 50,688) one full
-    /// wave, then a second under a third full, 16 times per MSM; at the 4
-    /// blocks that `msm_accumulate_g1`'s 128 registers allow (67,584) one
-    /// wave, where the fit keeps K. Its
+    /// or H200 at the 3 blocks of 128 per SM that `msm_accumulate_g1`'s 130
+    /// registers allow (132 × 3 × 128 = 50,688) one full wave, then a
+    /// second under a third full, 16 times per MSM; at 4 blocks (67,584, a
+    /// kernel of 128 registers) one wave, where the fit keeps K. Its
     /// accumulation summed 1.88 G points a second (`notes/runs/s41/`,
     /// a8083c2-sortbeside.log: 18.0 ms for 16 windows), the 2^22 and 2^24
     /// MSMs (2.6 and 10.3 waves) 2.35 and 2.44 G/s.
