@@ -309,11 +309,13 @@ fn main() {
 /// all of them, as over a resident key, at windows c = 19..21 around
 /// MsmTuning::for_points's 20, then at 20 with the sort beside the
 /// accumulation (its stream at the default priority, then at the greatest)
-/// and without it in turn, twice, then at K = 32, 128 and 256 points per
-/// accumulation thread, twice (`streamed` false: only these last twelve
-/// rows). Each must give the reference, Σ over the 8
+/// and without it in turn, twice, then at c = 20 with K = 32, 128 and 256
+/// points per accumulation thread, c = 22 with K = 128 and 256, and c = 24
+/// with K = 256, twice (`streamed` false: only these last eighteen rows).
+/// Each must give the reference, Σ over the 8
 /// blocks of the 2^24-point MSM at its default tuning. Host memory: ~19 GB;
-/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB).
+/// device: the bases (12.9 GB), the scalars and one MSM's buffers (~4.5 GB
+/// at c = 20, ~21 GB at c = 24).
 fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     const BLOCKS: usize = 8;
     let block = 1usize << 24;
@@ -343,9 +345,17 @@ fn h_msm_sweep(gpu: &GpuBackendHandle, streamed: bool) {
     row.end();
     // Points per accumulation thread: each thread leaves one or two partial
     // sums for the fix-up, so a larger K means fewer fix-up additions, and
-    // fewer threads to fill the last wave. Alternated, twice.
-    let ks = [32, 128, 256, 32, 128, 256].map(|points_per_thread| MsmTuning { points_per_thread, ..chosen });
-    tuning_sweep(gpu, &b, &s, &ks, 2, reference, ("G1 MSM, H-MSM shape, K sweep", "2^27", how));
+    // fewer threads to fill the last wave. Windows: c = 22 and 24 take 12
+    // and 11 windows against c = 20's 13 (fewer points summed, fewer
+    // sorts) for 4 and 16 times the buckets (Σ d·B_d, the scan and the
+    // fix-up grow; the bucket table is 4.8 and 17.7 GB). Alternated, twice.
+    let shapes = [(20, 32), (20, 128), (20, 256), (22, 128), (22, 256), (24, 256)];
+    let tunings: Vec<MsmTuning> = [shapes, shapes]
+        .concat()
+        .into_iter()
+        .map(|(window_bits, points_per_thread)| MsmTuning { window_bits, points_per_thread, ..chosen })
+        .collect();
+    tuning_sweep(gpu, &b, &s, &tunings, 2, reference, ("G1 MSM, H-MSM shape, window and K sweep", "2^27", how));
 }
 
 /// The H-MSM as a streamed key runs it, kernels only (bases and scalars on

@@ -297,19 +297,23 @@ fn gpu_msm_launch_choices_match_cpu() {
         }
     }
     eprintln!("MSM {n} points, 45 launch choices x 3 sorts x (random, mostly 0/1): match");
-    // Wide windows: the bucket scan over 257 tiles of counts (c = 20) and
-    // over 4,097 (c = 24), both more tiles than the totals' block has
-    // threads (256). c = 24's bucket table takes 11 × (2^23 + 1) × 192 B =
-    // 16.5 GiB, so it runs only where ~20 GiB are free.
+    // Wide windows: the bucket scan over 257 tiles of counts (c = 20),
+    // 1,025 (c = 22) and 4,097 (c = 24), each more tiles than the totals'
+    // block has threads (256). c = 24's bucket table takes 11 × (2^23 + 1)
+    // × 192 B = 16.5 GiB, so it runs only where ~20 GiB are free.
     let free = gpu.free_bytes().unwrap();
-    for window_bits in [20, 24] {
+    for window_bits in [20, 22, 24] {
         if window_bits == 24 && free < 20 << 30 {
             eprintln!("MSM with windows of 24 bits skipped: {free} B free on the device, ~20 GiB needed");
             continue;
         }
         // c = 20 with K = 128: MsmTuning::for_points' choice from 2^26
-        // points; K = 256, faster at the H-MSM's shape in gpu_bench.
-        let ks: &[u32] = if window_bits == 20 { &[32, 128, 256] } else { &[32] };
+        // points; K = 256 and c = 22, the H-MSM's shapes gpu_bench sweeps.
+        let ks: &[u32] = match window_bits {
+            20 => &[32, 128, 256],
+            22 => &[128, 256],
+            _ => &[32],
+        };
         for &points_per_thread in ks {
             for sort in SORTS {
                 let t = supraseal_c2::gpu::MsmTuning { window_bits, points_per_thread, block: 128, sort };

@@ -51,7 +51,8 @@
 #             (default "ours upstream ours"), same file and card; needs /tmp/p32.params          ~130 s upstream
 #             (C10ENV: more variables for ours, e.g. SUPRASEAL_C2_MSM_SORT_BESIDE=on)
 #   msmtests  the GPU MSM tests alone (every launch choice with and without the sort beside)  ~100 s
-#   hshape    the H-MSM's shape alone, the sort beside on, off, on, off, then K = 32, 128, 256 twice ~170 s
+#   hshape    the H-MSM's shape alone, the sort beside on, off, on, off, then (c, K) =       ~200 s
+#             (20, 32), (20, 128), (20, 256), (22, 128), (22, 256), (24, 256) twice
 #             (HSHAPE_BINS="gpu_bench gpu_bench_base": the head's build, then pack.sh's BASE build)  each
 #   sortbeside  the GPU MSM tests, sppark's MSM, ours with the sort beside the accumulation  ~350 s
 #             and without (2^20 … 2^26, and one MSM of the H-MSM's 2^27 points on, off, on, off)
