@@ -90,11 +90,12 @@
 #               SORTS=auto CLIS="head base head base" HSHAPE_BINS="gpu_bench gpu_bench_base"
 #               hshape radix bundle: ~965 s of calls, ~450 s of start, five failed tries ~300 s;
 #               logs notes/runs/s48/)
-#   (session 48 plans, for a pack of main with BASE=f0ba034 BASE_CLI=f0ba034 and K = 256
-#               from 2^26 points on the head if made the default: TESTS="lock_protocol
-#               gpu_params batch_add_beside gpu" synth-bg tests wait; RADICES=2 SORTS=auto
-#               CLIS="head base head base" C10ORDER="ours upstream ours" radix call10 bundle;
-#               p16 (CLIS="head base"))
+#   (session 48 plans, for a pack of branch s48-scatter with BASE=da12813 BASE_CLI=da12813
+#               (the scatter beside the accumulation in 2 blocks per SM): TESTS="gpu gpu_proofs
+#               lock_protocol gpu_params batch_add_beside" synth-bg tests wait (~450 s);
+#               HSHAPE_BINS="gpu_bench gpu_bench_base" hshape bundle (~400 s); by what hshape
+#               shows, RADICES=2 SORTS=auto CLIS="head base head base" C10ORDER="ours upstream
+#               ours" radix call10 bundle; p16 (CLIS="head base"))
 #   on an H200 (issue 31's measurements are H200 targets; none lent since session 28):
 #               steps.sh hshape radix (RADICES=2 SORTS=auto: the W = 1 resident hold, ≤ 1.5 s,
 #               with the GPU busy within the holds) · sortbeside · call10 · prestage
